@@ -1,0 +1,35 @@
+"""The one warning category this package emits, and warn-once bookkeeping."""
+
+from __future__ import annotations
+
+import threading
+import warnings
+
+__all__ = ["InductorFixWarning", "warn_once"]
+
+
+class InductorFixWarning(RuntimeWarning):
+    """Emitted when ``inductor_fix`` leaves Inductor unpatched for a reason a user should see.
+
+    Raised as a warning only, never as an exception: the package never raises at
+    import. Filter it with ``warnings.filterwarnings("ignore", category=InductorFixWarning)``.
+    """
+
+
+_seen: set[str] = set()
+_seen_lock = threading.Lock()
+
+
+def warn_once(message: str, *, stacklevel: int = 2) -> bool:
+    """Emit ``message`` as an :class:`InductorFixWarning` the first time it is seen.
+
+    Returns True if the warning was emitted. Deduplication is per process and per
+    exact message, independent of the ``warnings`` module's own registry (which is
+    per call site and reset by ``warnings.simplefilter``).
+    """
+    with _seen_lock:
+        if message in _seen:
+            return False
+        _seen.add(message)
+    warnings.warn(message, InductorFixWarning, stacklevel=stacklevel + 1)
+    return True

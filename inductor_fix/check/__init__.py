@@ -1,0 +1,1 @@
+"""The ``check`` command: stock vs patched two-compile sequences, one subprocess each."""

@@ -1,0 +1,46 @@
+"""One ``check`` case, run in its own process: ``python -m inductor_fix.check.case OP ORDER DEVICE``.
+
+Imports ``inductor_fix`` first (so the fix is applied unless the parent set
+``INDUCTOR_FIX_DISABLE=1``), runs the two-compile sequence, and prints one line
+``RESULT_MARKER {json}`` for the parent to read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import sys
+
+import inductor_fix
+
+RESULT_MARKER = "INDUCTOR_FIX_CASE_RESULT"
+
+
+def main(argv: list[str]) -> int:
+    op, order, device = argv
+    import torch  # noqa: F401  (after inductor_fix on purpose: the import order users have)
+
+    from inductor_fix.testing.workloads import run_sequence
+
+    if device == "cpu":
+        from inductor_fix.testing.harness import triton_cpu_harness
+
+        harness = triton_cpu_harness()
+    else:
+        harness = contextlib.nullcontext()
+    with harness:
+        steps = run_sequence(op, order, device, compare=device != "cpu")
+    from torch._dynamo.utils import counters
+
+    result = {
+        "state": str(inductor_fix.status().state),
+        "steps": [dataclasses.asdict(step) for step in steps],
+        "guard": dict(counters["inductor_fix"]),
+    }
+    print(RESULT_MARKER, json.dumps(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

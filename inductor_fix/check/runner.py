@@ -1,0 +1,163 @@
+"""``python -m inductor_fix check``: does the installed torch crash, and does the fix stop it?
+
+For each op (bmm, mm, addmm, baddbmm) and order (alias-first, distinct-first)
+it runs the two-compile sequence of :mod:`inductor_fix.testing.workloads` twice,
+stock (``INDUCTOR_FIX_DISABLE=1``) and patched, each in a fresh subprocess with
+a fresh ``TORCHINDUCTOR_CACHE_DIR``, and prints a verdict table.
+
+On a CUDA machine the kernels run for real and patched outputs are compared
+with eager. On a CPU-only machine the Triton-on-CPU harness
+(:mod:`inductor_fix.testing.harness`) runs the same Inductor code with launches
+replaced by an arity oracle. Exit status 1 if any patched case fails.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any, Sequence
+
+from .case import RESULT_MARKER
+
+__all__ = ["Case", "run_check"]
+
+DEFAULT_OPS = ("bmm", "mm", "addmm", "baddbmm")
+MODES = ("stock", "patched")
+
+HARNESS_NOTE = (
+    "CPU-only machine: Triton-on-CPU harness. Inductor's real template codegen, codegen cache and "
+    "benchmark-request code run; kernel launches are replaced by an arity oracle that raises the "
+    "TypeError a real launcher would (see CONTRIBUTING.md, 'The CPU harness'). It shows whether "
+    "arguments fit kernels, not whether outputs are right."
+)
+
+
+@dataclasses.dataclass
+class Case:
+    op: str
+    order: str
+    mode: str
+    device: str
+    ok: bool = False
+    error: str | None = None
+    state: str | None = None
+    seconds: float = 0.0
+    steps: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    #: counters["inductor_fix"] of the case process: did the arity guard have to act?
+    guard: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    @property
+    def cell(self) -> str:
+        if self.ok:
+            extra = ""
+            errors = [s["max_rel_error"] for s in self.steps if s.get("max_rel_error") is not None]
+            if errors:
+                extra = f" (max rel err {max(errors):.1e})"
+            if any(self.guard.values()):
+                extra += " guard: " + ", ".join(f"{k} {v}" for k, v in sorted(self.guard.items()))
+            return "ok" + extra
+        return f"crash: {self.error}"
+
+
+def _run_case(case: Case, timeout: float, threads: int | None) -> Case:
+    with tempfile.TemporaryDirectory(prefix="inductor_fix_check_") as cache_dir:
+        env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache_dir, PYTHONUNBUFFERED="1")
+        env.pop("INDUCTOR_FIX_DISABLE", None)
+        if case.mode == "stock":
+            env["INDUCTOR_FIX_DISABLE"] = "1"
+        if threads:
+            env["TORCHINDUCTOR_COMPILE_THREADS"] = str(threads)
+        command = [sys.executable, "-m", "inductor_fix.check.case", case.op, case.order, case.device]
+        start = time.perf_counter()
+        try:
+            process = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            case.error = f"timed out after {timeout:.0f} s"
+            return case
+        case.seconds = time.perf_counter() - start
+    lines = [line for line in process.stdout.splitlines() if line.startswith(RESULT_MARKER)]
+    if not lines:
+        tail = (process.stderr.strip().splitlines() or ["no output"])[-1]
+        case.error = f"case process failed (exit {process.returncode}): {tail}"
+        return case
+    result = json.loads(lines[-1][len(RESULT_MARKER) :])
+    case.state, case.steps, case.guard = result["state"], result["steps"], result["guard"]
+    failed = [step for step in case.steps if step["error"]]
+    case.ok = not failed and len(case.steps) == 2
+    case.error = failed[0]["error"] if failed else None
+    return case
+
+
+def _table(cases: list[Case]) -> str:
+    rows = [("op", "sequence", "stock", "patched")]
+    by_key = {(c.op, c.order, c.mode): c for c in cases}
+    for op, order in dict.fromkeys((c.op, c.order) for c in cases):
+        sequence = "alias -> distinct" if order == "alias-first" else "distinct -> alias"
+        rows.append((op, sequence, by_key[op, order, "stock"].cell, by_key[op, order, "patched"].cell))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = []
+    for i, row in enumerate(rows):
+        lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[3])
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths) + "  " + "-" * 7)
+    return "\n".join(lines)
+
+
+def run_check(
+    ops: Sequence[str] = DEFAULT_OPS,
+    device: str = "auto",
+    jobs: int | None = None,
+    timeout: float = 1800.0,
+    json_path: str | None = None,
+) -> int:
+    """Run every case, print the table, return the exit status (0: all patched ok)."""
+    import inductor_fix
+
+    try:
+        import torch
+    except ImportError:
+        print("inductor_fix check: torch is not installed", file=sys.stderr)
+        return 2
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    cpus = os.cpu_count() or 1
+    jobs = jobs or (cpus if device == "cpu" else max(1, min(8, cpus // 2)))
+    threads = None if device == "cpu" else max(1, cpus // jobs)
+    status = inductor_fix.status()
+    print(f"inductor_fix check: torch {status.torch_version}, triton {status.triton_version}, device {device}")
+    if device == "cpu":
+        print(HARNESS_NOTE)
+    else:
+        print(f"CUDA: {torch.cuda.get_device_name()}; kernels run for real, patched outputs compared with eager.")
+    cases = [Case(op, order, mode, device) for op in ops for order in ("alias-first", "distinct-first") for mode in MODES]
+    print(f"running {len(cases)} cases, {jobs} at a time, each in a fresh process and Inductor cache ...", flush=True)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(_run_case, case, timeout, threads) for case in cases]
+        for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
+            case = future.result()
+            outcome = "ok" if case.ok else "crash"
+            print(f"  [{done}/{len(cases)}] {case.op} {case.order} {case.mode}: {outcome} ({case.seconds:.1f} s)", flush=True)
+    print()
+    print(_table(cases))
+    stock_crashes = sum(not c.ok for c in cases if c.mode == "stock")
+    patched_failures = [c for c in cases if c.mode == "patched" and not c.ok]
+    patched_total = len(cases) // 2
+    print()
+    print(f"stock:   crashed in {stock_crashes}/{patched_total} cases")
+    print(f"patched: ok in {patched_total - len(patched_failures)}/{patched_total} cases (inductor_fix state: "
+          f"{', '.join(sorted({c.state or '?' for c in cases if c.mode == 'patched'}))})")
+    print("verdict: " + ("FAIL - the fix did not hold" if patched_failures else "PASS - patched compiles never crashed"))
+    if json_path:
+        with open(json_path, "w") as handle:
+            json.dump(
+                {"torch": status.torch_version, "triton": status.triton_version, "device": device,
+                 "cases": [dataclasses.asdict(c) for c in cases]},
+                handle, indent=2,
+            )
+    return 1 if patched_failures else 0

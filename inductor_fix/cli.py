@@ -1,0 +1,59 @@
+"""Command line: ``python -m inductor_fix {status,check}`` (also installed as ``inductor-fix``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+__all__ = ["main"]
+
+
+def _status(args: argparse.Namespace) -> int:
+    import inductor_fix
+
+    if not args.no_load:
+        try:
+            import torch._inductor.select_algorithm  # noqa: F401  (resolves "pending")
+        except ImportError:
+            pass
+    status = inductor_fix.status()
+    print(json.dumps(status.to_dict(), indent=2) if args.json else status.format())
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from .check.runner import run_check
+
+    ops = [op.strip() for op in args.ops.split(",") if op.strip()]
+    return run_check(ops=ops, device=args.device, jobs=args.jobs, timeout=args.timeout, json_path=args.json)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m inductor_fix",
+        description="Fix for Inductor's Triton template codegen-cache aliasing crash (pytorch/pytorch#188069).",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    status = commands.add_parser("status", help="what is patched on this torch, and why")
+    status.add_argument("--json", action="store_true", help="print the status as JSON")
+    status.add_argument(
+        "--no-load", action="store_true", help="do not import torch._inductor (state may stay 'pending')"
+    )
+    status.set_defaults(run=_status)
+
+    check = commands.add_parser("check", help="reproduce the crash stock vs patched on this torch")
+    check.add_argument("--ops", default="bmm,mm,addmm,baddbmm", help="comma-separated: bmm,mm,addmm,baddbmm,bmm_t")
+    check.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    check.add_argument("--jobs", type=int, default=None, help="cases run at once (default: CPUs, or CPUs/2 up to 8 on CUDA)")
+    check.add_argument("--timeout", type=float, default=1800.0, help="seconds per case")
+    check.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    check.set_defaults(run=_check)
+
+    args = parser.parse_args(argv)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,188 @@
+"""The arity guard: no Triton template choice reaches a launch its kernel cannot take.
+
+The aliasing-aware key (:mod:`inductor_fix.aliasing`) removes the known cause of
+pytorch/pytorch#188069. This guard removes the kind: whatever makes a loaded
+kernel's parameter list disagree with the arguments its benchmark request will
+pass (another property missing from a codegen-cache key, a miscounted captured
+buffer, signature drift), compilation does not crash on it.
+
+Wraps ``TritonTemplate.generate`` and ``AlgorithmSelectorCache.__call__`` in
+``torch/_inductor/select_algorithm.py`` (torch 2.8.0 and later):
+
+1. After a choice is generated, count the kernel's parameters and the benchmark
+   request's arguments (inputs, output, size args, workspace; the 3 grid values
+   follow and are not kernel parameters).
+2. On a mismatch that came from a codegen-cache hit, drop the stale entry and
+   generate again without the cache (``counters["inductor_fix"]["regenerated"]``).
+3. If the mismatch remains, leave the choice out of autotuning with a warning
+   naming the template, the parameters and the arguments
+   (``counters["inductor_fix"]["excluded"]``); ATen and the other choices still
+   compete. If no choice is left at all, selection raises Inductor's
+   ``NoValidChoicesError`` saying the guard excluded them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import logging
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+__all__ = ["ArityMismatch", "arity_mismatch", "guarded_generate", "guarded_selection"]
+
+log = logging.getLogger(__name__)
+
+#: Triton launches take the grid as three trailing positional values.
+GRID_VALUES = 3
+
+_excluded_since_selection = threading.local()
+
+
+@dataclasses.dataclass(frozen=True)
+class ArityMismatch:
+    """A loaded template kernel and the call its benchmark request would make.
+
+    ``parameters``: the kernel's Python parameter names. ``arguments``: one
+    description per positional argument the benchmark passes before the grid.
+    """
+
+    template: str
+    kernel: str
+    parameters: tuple[str, ...]
+    arguments: tuple[str, ...]
+
+    def message(self, description: str = "") -> str:
+        config = f" [{description}]" if description else ""
+        return (
+            f"inductor_fix: excluded a Triton template choice of '{self.template}'{config} from autotuning: "
+            f"kernel {self.kernel}({', '.join(self.parameters)}) takes {len(self.parameters)} parameters, "
+            f"but its benchmark request passes {len(self.arguments)} arguments "
+            f"({', '.join(self.arguments)}) before the {GRID_VALUES} grid values"
+        )
+
+
+def _describe_tensor(role: str, meta: Any) -> str:
+    sizes = "x".join(str(s) for s in getattr(meta, "sizes", ())) or "scalar"
+    dtype = str(getattr(meta, "dtype", "?")).replace("torch.", "")
+    return f"{role} {sizes} {dtype}"
+
+
+def _as_list(meta: Any) -> list[Any]:
+    return list(meta) if isinstance(meta, (list, tuple)) else [meta]
+
+
+def benchmark_arguments(bmreq: Any) -> tuple[str, ...]:
+    """Describe the positional arguments ``TritonBenchmarkRequest.make_run_fn`` passes,
+    grid excluded: ``*input_tensors, out, *extra_args[:-3]``."""
+    inputs = [_describe_tensor("input", m) for m in _as_list(bmreq.input_tensor_meta)]
+    outputs = [_describe_tensor("output", m) for m in _as_list(bmreq.output_tensor_meta)]
+    extra = list(bmreq.extra_args)[: len(bmreq.extra_args) - GRID_VALUES]
+    return (*inputs, *outputs, *(f"size {value!r}" for value in extra))
+
+
+def kernel_parameters(bmreq: Any) -> tuple[str, ...]:
+    """Parameter names of the kernel ``bmreq`` will load (PyCodeCache returns the
+    module ``generate_and_load`` already loaded)."""
+    from torch._inductor.codecache import PyCodeCache
+
+    module = PyCodeCache.load_by_key_path(bmreq.module_cache_key, bmreq.module_path)
+    autotuner = getattr(module, bmreq.kernel_name)
+    return tuple(inspect.signature(autotuner.fn.fn).parameters)
+
+
+def arity_mismatch(template_name: str, choice: Any) -> ArityMismatch | None:
+    """The mismatch of a generated choice, or None if it matches or cannot be checked
+    (not a Triton benchmark request, or a kernel without a Python signature)."""
+    bmreq = getattr(choice, "bmreq", None)
+    try:
+        parameters = kernel_parameters(bmreq)
+        arguments = benchmark_arguments(bmreq)
+    except Exception:
+        return None
+    if len(parameters) == len(arguments):
+        return None
+    return ArityMismatch(template_name, bmreq.kernel_name, parameters, arguments)
+
+
+def _counters():
+    from torch._dynamo.utils import counters
+
+    return counters
+
+
+def _drop_stale_entry(template: Any, module_path: str) -> int:
+    """Remove codegen-cache entries whose code is the module at ``module_path``."""
+    entries = getattr(getattr(template, "_generated_code_cache", None), "_cache", None)
+    if not isinstance(entries, dict):
+        return 0
+    code = Path(module_path).read_text()
+    stale = [key for key, entry in entries.items() if getattr(entry, "code", None) == code]
+    for key in stale:
+        del entries[key]
+    return len(stale)
+
+
+def guarded_generate(generate: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``TritonTemplate.generate`` with the arity check (module docstring, steps 1-3)."""
+    signature = inspect.signature(generate)
+    warned_regenerate: set[str] = set()
+
+    @functools.wraps(generate)
+    def generate_with_arity_guard(self: Any, *args: Any, **kwargs: Any) -> Any:
+        counters = _counters()
+        hits = counters["inductor"]["generated_module_cache_hit"]
+        choice = generate(self, *args, **kwargs)
+        if choice is None:
+            return None
+        mismatch = arity_mismatch(self.name, choice)
+        if mismatch is None:
+            return choice
+        if counters["inductor"]["generated_module_cache_hit"] > hits:
+            _drop_stale_entry(self, choice.bmreq.module_path)
+            counters["inductor_fix"]["regenerated"] += 1
+            if self.name not in warned_regenerate:
+                warned_regenerate.add(self.name)
+                log.warning(
+                    "inductor_fix: a codegen-cache hit for template '%s' gave kernel %s(%s) for %d arguments; "
+                    "dropped the entry and generated it again without the cache",
+                    self.name, mismatch.kernel, ", ".join(mismatch.parameters), len(mismatch.arguments),
+                )
+            bound = signature.bind(self, *args, **kwargs)
+            bound.arguments["generate_with_caching"] = False
+            choice = generate(*bound.args, **bound.kwargs)
+            if choice is None:
+                return None
+            mismatch = arity_mismatch(self.name, choice)
+            if mismatch is None:
+                return choice
+        counters["inductor_fix"]["excluded"] += 1
+        excluded = getattr(_excluded_since_selection, "messages", None)
+        if excluded is None:
+            excluded = _excluded_since_selection.messages = []
+        excluded.append(mismatch.message(getattr(choice, "description", "")))
+        log.warning("%s", excluded[-1])
+        return None
+
+    return generate_with_arity_guard
+
+
+def guarded_selection(select: Callable[..., Any], no_choices_error: type[Exception]) -> Callable[..., Any]:
+    """Wrap ``AlgorithmSelectorCache.__call__`` so that an empty choice list caused by
+    the guard raises ``no_choices_error`` saying so, instead of a bare "No choices"."""
+
+    @functools.wraps(select)
+    def select_with_arity_guard(self: Any, name: Any, choices: Any, *args: Any, **kwargs: Any) -> Any:
+        excluded = getattr(_excluded_since_selection, "messages", None) or []
+        _excluded_since_selection.messages = []
+        if not choices and excluded:
+            raise no_choices_error(
+                f"inductor_fix: no choice is left for '{name}': the arity guard excluded all "
+                f"{len(excluded)} Triton template choices and no other backend offered one "
+                f"(add ATEN to max_autotune_gemm_backends). First exclusion: {excluded[0]}"
+            )
+        return select(self, name, choices, *args, **kwargs)
+
+    return select_with_arity_guard

@@ -1,0 +1,139 @@
+"""The two-compile sequences that trigger pytorch/pytorch#188069.
+
+Two compiles in one process with equal layouts: one where operands alias (the
+same tensor twice, or three times for addmm/baddbmm), one where they do not.
+``alias-first`` (aliased, then distinct) makes the stock launch take one
+argument too many; ``distinct-first`` one too few. Shapes as measured on the
+H200: (4, 128, 128) for bmm/baddbmm, (128, 128) for mm/addmm.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any, Callable, Sequence
+
+__all__ = ["OPS", "ORDERS", "Op", "Step", "make_operands", "run_compiles", "run_sequence"]
+
+MODE = "max-autotune-no-cudagraphs"
+#: order -> whether each compile's operands alias.
+SEQUENCES: dict[str, tuple[bool, ...]] = {"alias-first": (True, False), "distinct-first": (False, True)}
+ORDERS = tuple(SEQUENCES)
+
+
+@dataclasses.dataclass(frozen=True)
+class Op:
+    """A template op: ``call(*operands)``, operand count, and the operand shape."""
+
+    name: str
+    operands: int
+    shape: tuple[int, ...]
+    call: Callable[..., Any]
+
+
+def _ops() -> dict[str, Op]:
+    import torch
+
+    return {
+        "bmm": Op("bmm", 2, (4, 128, 128), torch.bmm),
+        "mm": Op("mm", 2, (128, 128), torch.mm),
+        "addmm": Op("addmm", 3, (128, 128), torch.addmm),
+        "baddbmm": Op("baddbmm", 3, (4, 128, 128), torch.baddbmm),
+        # bmm(x, x^T): aliasing through a transposed view, as in grad @ grad^T.
+        "bmm_t": Op("bmm_t", 2, (4, 128, 128), lambda a, b: torch.bmm(a, b.transpose(1, 2))),
+    }
+
+
+OPS: tuple[str, ...] = ("bmm", "mm", "addmm", "baddbmm", "bmm_t")
+
+
+def make_operands(op: Op, aliased: bool, device: str, dtype: Any = None, seed: int = 0) -> tuple[Any, ...]:
+    """``op.operands`` tensors of ``op.shape``: one tensor repeated if ``aliased``."""
+    import torch
+
+    generator = torch.Generator(device="cpu").manual_seed(seed)
+    dtype = dtype or torch.float32
+
+    def tensor():
+        return torch.randn(op.shape, generator=generator).to(device=device, dtype=dtype)
+
+    if aliased:
+        x = tensor()
+        return (x,) * op.operands
+    return tuple(tensor() for _ in range(op.operands))
+
+
+@dataclasses.dataclass
+class Step:
+    """One compile-and-run: ``error`` is None if it succeeded. ``max_rel_error``
+    compares with eager (None when not computed); ``seconds`` is wall time of
+    the first compiled call; ``cache_hits`` the codegen-cache hits it caused."""
+
+    aliased: bool
+    error: str | None
+    seconds: float
+    cache_hits: int
+    max_rel_error: float | None = None
+
+
+def _max_rel_error(actual: Any, expected: Any) -> float:
+    scale = expected.abs().max().clamp_min(1e-6)
+    return float((actual.float() - expected.float()).abs().max() / scale)
+
+
+def run_sequence(name: str, order: str, device: str, *, compare: bool, dtype: Any = None) -> list[Step]:
+    """Compile ``OPS[name]`` twice in this process, aliased and distinct, in ``order``
+    (``"alias-first"`` or ``"distinct-first"``). See :func:`run_compiles`."""
+    return run_compiles(name, SEQUENCES[order], device, compare=compare, dtype=dtype)
+
+
+def run_compiles(
+    name: str, aliasing: Sequence[bool], device: str, *, compare: bool, dtype: Any = None
+) -> list[Step]:
+    """One fresh ``torch.compile`` of ``OPS[name]`` per entry of ``aliasing``
+    (True: all operands are one tensor), in this process, same layouts throughout.
+
+    ``compare=True`` checks each result against eager (meaningless under the CPU
+    harness, where launches compute nothing). Stops at the first failing step.
+    The FX graph cache is off: a repeated graph would be served whole from it and
+    never reach template codegen, as different graphs of a real model do.
+    """
+    import torch
+    from torch._inductor import config
+
+    with config.patch(fx_graph_cache=False):
+        return _run_compiles(_ops()[name], aliasing, device, compare, dtype)
+
+
+def _run_compiles(op: Op, aliasing: Sequence[bool], device: str, compare: bool, dtype: Any) -> list[Step]:
+    import torch
+    from torch._dynamo.utils import counters
+
+    steps: list[Step] = []
+    for aliased in aliasing:
+        operands = make_operands(op, aliased, device, dtype, seed=len(steps))
+        torch._dynamo.reset()
+        compiled = torch.compile(lambda *xs: op.call(*xs), mode=MODE, fullgraph=True)
+        hits = counters["inductor"]["generated_module_cache_hit"]
+        start = time.perf_counter()
+        try:
+            result = compiled(*operands)
+            if device != "cpu":
+                torch.cuda.synchronize()
+        except Exception as error:
+            hits = counters["inductor"]["generated_module_cache_hit"] - hits
+            steps.append(Step(aliased, _first_line(error), time.perf_counter() - start, hits))
+            break
+        seconds = time.perf_counter() - start
+        hits = counters["inductor"]["generated_module_cache_hit"] - hits
+        error = _max_rel_error(result, op.call(*operands)) if compare else None
+        steps.append(Step(aliased, None, seconds, hits, error))
+    return steps
+
+
+def _first_line(error: BaseException) -> str:
+    """The innermost error's type and first message line, without Inductor's wrapper text."""
+    while error.__cause__ is not None or getattr(error, "inner_exception", None) is not None:
+        error = getattr(error, "inner_exception", None) or error.__cause__
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}"

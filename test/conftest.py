@@ -1,0 +1,39 @@
+"""pytest configuration: Hypothesis profiles and the GPU/CPU mode switch.
+
+``INDUCTOR_FIX_HYPOTHESIS_PROFILE`` picks the Hypothesis profile:
+
+- ``ci`` (default): derandomized, no example database, no deadline, bounded
+  example counts so the CPU suite finishes in minutes on 2 cores.
+- ``dev``: a few random examples, database kept - for iterating locally.
+- ``nightly``: many random examples, database kept - for hunting regressions.
+
+GPU tests skip without CUDA; on a CUDA machine they run for real.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, Phase, settings
+
+import inductor_fix  # noqa: F401  (applied for the whole session, as users have it)
+
+_COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+settings.register_profile(
+    "ci",
+    parent=settings.get_profile("ci"),
+    derandomize=True,
+    database=None,
+    print_blob=True,
+    max_examples=6,
+    **_COMMON,
+)
+settings.register_profile("dev", max_examples=4, **_COMMON)
+settings.register_profile(
+    "nightly",
+    max_examples=200,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+    **_COMMON,
+)
+settings.load_profile(os.environ.get("INDUCTOR_FIX_HYPOTHESIS_PROFILE", "ci"))

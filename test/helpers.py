@@ -1,0 +1,38 @@
+"""Shared test helpers: skips, subprocess runs, and the harness sequence assertion."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import unittest
+
+import torch
+from packaging.version import Version
+
+TORCH_RELEASE = Version(Version(torch.__version__).base_version)
+#: Releases whose stock codegen cache has the bug with default config.
+AFFECTED = Version("2.9.0") <= TORCH_RELEASE < Version("2.15.0")
+HAS_CUDA = torch.cuda.is_available()
+
+requires_cuda = unittest.skipUnless(HAS_CUDA, "needs a CUDA GPU (GPU mode)")
+requires_affected = unittest.skipUnless(AFFECTED, f"torch {torch.__version__} is not an affected release")
+
+
+def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter; ``env`` is added to (and may delete with
+    None values from) this process's environment."""
+    full_env = dict(os.environ)
+    for key, value in (env or {}).items():
+        if value is None:
+            full_env.pop(key, None)
+        else:
+            full_env[key] = value
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Print the RECORDED table of inductor_fix/_fingerprints.py from torch wheels.
+
+Reads ``torch/_inductor/select_algorithm.py`` straight out of each wheel (no
+install, no import), finds every wrapped method with ``ast`` and fingerprints
+its source the way the package does at run time.
+
+    pip download --no-deps torch==2.14.1 -d wheels/   # once per release
+    python tools/record_fingerprints.py --write wheels/*.whl
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import sys
+import zipfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from inductor_fix._fingerprints import fingerprint  # noqa: E402
+from inductor_fix._patches import WRAPPED  # noqa: E402
+
+SOURCE = "torch/_inductor/select_algorithm.py"
+TABLE_FILE = Path(__file__).resolve().parents[1] / "inductor_fix" / "_fingerprints.py"
+
+
+def method_sources(text: str) -> dict[str, str]:
+    """``{"Class.method": source}`` for every method defined in ``text``."""
+    lines = text.splitlines()
+    found = {}
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef):
+                    first = min([item.lineno, *(d.lineno for d in item.decorator_list)])
+                    found[f"{node.name}.{item.name}"] = "\n".join(lines[first - 1 : item.end_lineno])
+    return found
+
+
+def release_from_wheel(path: Path) -> str:
+    match = re.match(r"torch-(\d+\.\d+\.\d+)", path.name)
+    if not match:
+        raise SystemExit(f"not a torch wheel name: {path.name}")
+    return match.group(1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("wheels", nargs="+", type=Path)
+    parser.add_argument("--write", action="store_true", help=f"replace the table in {TABLE_FILE.name}")
+    args = parser.parse_args(argv)
+    lines = ["RECORDED: dict[str, dict[str, str]] = {"]
+    for wheel in sorted(args.wheels, key=lambda p: [int(x) for x in release_from_wheel(p).split(".")]):
+        with zipfile.ZipFile(wheel) as archive:
+            sources = method_sources(archive.read(SOURCE).decode())
+        lines.append(f'    "{release_from_wheel(wheel)}": {{')
+        lines.extend(f'        "{name}": "{fingerprint(sources[name])}",' for name in WRAPPED if name in sources)
+        lines.append("    },")
+    lines.append("}")
+    table = "\n".join(lines) + "\n"
+    if args.write:
+        text = TABLE_FILE.read_text()
+        TABLE_FILE.write_text(text[: text.index("RECORDED: dict")] + table)
+    print(table, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
