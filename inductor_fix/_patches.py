@@ -13,9 +13,10 @@ import inspect
 from types import ModuleType
 from typing import Any, Callable
 
-from . import _fingerprints, _probe, _versions
-from .aliasing import aliasing_aware_make_key
-from .guard import guarded_generate, guarded_selection
+from . import _versions
+
+# The fix itself (aliasing, guard, _probe, _fingerprints) is imported inside the
+# plans, when Inductor loads: ``import inductor_fix`` must stay cheap.
 
 __all__ = ["PATCHES", "WRAPPED", "NotNeeded", "Patch", "Unsupported", "check_fingerprints"]
 
@@ -60,6 +61,8 @@ def _function(module: ModuleType, owner_name: str, attribute: str) -> Any:
 def check_fingerprints(patch: Patch, module: ModuleType, torch_version: str) -> None:
     """Raise Unsupported if a function ``patch`` wraps differs from the source
     recorded for this torch release; releases with no record pass."""
+    from . import _fingerprints
+
     release = str(_versions.release_of(torch_version))
     for owner_name, attribute in patch.wraps:
         recorded = _fingerprints.RECORDED.get(release, {}).get(f"{owner_name}.{attribute}")
@@ -82,6 +85,9 @@ def _require_cache(module: ModuleType) -> None:
 
 
 def _plan_cache_key(module: ModuleType) -> Wrappers:
+    from . import _probe
+    from .aliasing import aliasing_aware_make_key
+
     _require_cache(module)
     make_key = _function(module, "GeneratedCodeCache", "make_key")
     parameters = list(inspect.signature(make_key).parameters)[1:]
@@ -98,6 +104,8 @@ def _plan_cache_key(module: ModuleType) -> Wrappers:
 
 
 def _verify_cache_key(module: ModuleType) -> None:
+    from . import _probe
+
     make_key = module.GeneratedCodeCache.__dict__["make_key"]
     try:
         separated = _probe.keys_separate_aliasing(module.GeneratedCodeCache, make_key, module)
@@ -108,6 +116,8 @@ def _verify_cache_key(module: ModuleType) -> None:
 
 
 def _plan_arity_guard(module: ModuleType) -> Wrappers:
+    from .guard import guarded_generate, guarded_selection
+
     _require_cache(module)
     generate = _function(module, "TritonTemplate", "generate")
     select = _function(module, "AlgorithmSelectorCache", "__call__")

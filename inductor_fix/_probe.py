@@ -49,12 +49,10 @@ def _arguments(make_key: Callable[..., Any], select_algorithm: ModuleType) -> tu
     x = ir.Buffer(name="inductor_fix_probe_x", layout=layout)
     y = ir.Buffer(name="inductor_fix_probe_y", layout=layout)
     arguments = dict(_ARGUMENTS, layout=layout, call_sizes=layout.size)
+    # signature() follows __wrapped__, so another package's functools.wraps wrapper probes too.
     parameters = list(inspect.signature(make_key).parameters.values())[1:]  # drop self
-    unknown = [
-        p.name
-        for p in parameters
-        if p.name not in arguments and p.name != "input_nodes" and p.default is inspect.Parameter.empty
-    ]
+    required = [p for p in parameters if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    unknown = [p.name for p in required if p.name not in arguments and p.name != "input_nodes"]
     if unknown:
         raise ProbeError(f"make_key has required parameters this package does not know: {', '.join(unknown)}")
     known = {p.name: arguments[p.name] for p in parameters if p.name in arguments}

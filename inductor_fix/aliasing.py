@@ -47,10 +47,12 @@ def aliasing_aware_make_key(make_key: Callable[..., str | None], input_nodes_ind
     parameters of ``make_key`` after ``self`` (0 in every release 2.8-2.15); the
     parameters after it differ between releases and are passed through untouched.
 
-    Keys of input lists with no aliasing are returned unchanged, so every
-    cache hit stock Inductor gets on non-aliased inputs is kept. Any other key
-    gets the pattern appended. If the pattern cannot be computed the wrapper
-    returns None, which Inductor reads as "do not cache": slower, never wrong.
+    Every key gets the pattern appended, also when no input aliases: entries
+    a stock ``make_key`` wrote before the fix was applied (a compile before
+    ``import inductor_fix``) can then never be hit. Equal layouts and equal
+    patterns still give equal keys, so non-aliased compiles hit the cache as
+    often as stock. If the pattern cannot be computed the wrapper returns None,
+    which Inductor reads as "do not cache": slower, never wrong.
     """
 
     @functools.wraps(make_key)
@@ -63,8 +65,6 @@ def aliasing_aware_make_key(make_key: Callable[..., str | None], input_nodes_ind
             pattern = aliasing_pattern(input_nodes)
         except Exception:
             return None
-        if pattern == tuple(range(len(pattern))):  # no aliasing: the stock key
-            return key
         return f"{key} input_aliasing={pattern}"
 
     return make_key_with_aliasing

@@ -1,0 +1,203 @@
+"""Public API and gating: apply / remove / status / context managers, each decision asserted."""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+import types
+import warnings
+from unittest import mock
+
+from helpers import TORCH_RELEASE, run_python
+
+import inductor_fix
+import torch
+import torch._inductor.select_algorithm as select_algorithm
+from inductor_fix import State
+from inductor_fix._fingerprints import RECORDED
+from inductor_fix._registry import MARKER
+from torch._inductor.test_case import TestCase, run_tests
+
+CACHE = select_algorithm.GeneratedCodeCache
+TEMPLATE = select_algorithm.TritonTemplate
+SELECTOR = select_algorithm.AlgorithmSelectorCache
+WRAPPED = ((CACHE, "make_key"), (TEMPLATE, "generate"), (SELECTOR, "__call__"))
+
+
+def _originals() -> list[object]:
+    with inductor_fix.removed():
+        return [owner.__dict__[name] for owner, name in WRAPPED]
+
+
+class TestApplyRemove(TestCase):
+    def setUp(self) -> None:
+        super().setUp()
+        self.originals = _originals()
+
+    def tearDown(self) -> None:
+        inductor_fix.apply()
+        super().tearDown()
+
+    def test_apply_wraps_each_target_once(self) -> None:
+        inductor_fix.apply()
+        inductor_fix.apply()
+        for (owner, name), original in zip(WRAPPED, self.originals):
+            wrapper = owner.__dict__[name]
+            self.assertIsNot(wrapper, original)
+            self.assertIs(wrapper.__wrapped__, original, f"{owner.__name__}.{name} wrapped twice")
+            self.assertTrue(getattr(wrapper, MARKER))
+
+    def test_remove_restores_exact_originals(self) -> None:
+        inductor_fix.apply()
+        status = inductor_fix.remove()
+        self.assertEqual(status.state, State.REMOVED)
+        for (owner, name), original in zip(WRAPPED, self.originals):
+            self.assertIs(owner.__dict__[name], original)
+        self.assertEqual(inductor_fix.remove(), status)  # idempotent
+
+    def test_status_describes_applied_fix(self) -> None:
+        status = inductor_fix.apply()
+        self.assertEqual(status.state, State.APPLIED)
+        self.assertEqual(status.torch_version, torch.__version__)
+        self.assertTrue(status.triton_version)
+        self.assertEqual([p.name for p in status.patches], ["cache-key", "arity-guard"])
+        self.assertEqual(
+            status.patch("cache-key").target, "torch._inductor.select_algorithm.GeneratedCodeCache.make_key"
+        )
+        self.assertIn("aliasing pattern", status.reason)
+        self.assertEqual(status.to_dict()["state"], "applied")
+
+    def test_context_managers_restore_previous_state(self) -> None:
+        inductor_fix.apply()
+        with inductor_fix.removed() as inside:
+            self.assertEqual(inside.state, State.REMOVED)
+            self.assertIs(CACHE.__dict__["make_key"], self.originals[0])
+            with inductor_fix.applied() as nested:
+                self.assertEqual(nested.state, State.APPLIED)
+            self.assertIs(CACHE.__dict__["make_key"], self.originals[0])
+        self.assertEqual(inductor_fix.status().state, State.APPLIED)
+
+    def test_concurrent_apply_wraps_once(self) -> None:
+        inductor_fix.remove()
+        barrier = threading.Barrier(16)
+
+        def apply() -> None:
+            barrier.wait()
+            inductor_fix.apply()
+
+        threads = [threading.Thread(target=apply) for _ in range(16)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        for (owner, name), original in zip(WRAPPED, self.originals):
+            self.assertIs(owner.__dict__[name].__wrapped__, original)
+
+    def test_many_cycles_leave_originals(self) -> None:
+        for _ in range(1000):
+            inductor_fix.apply()
+            inductor_fix.remove()
+        for (owner, name), original in zip(WRAPPED, self.originals):
+            self.assertIs(owner.__dict__[name], original)
+
+
+class TestGating(TestCase):
+    """Each way the package decides not to patch, asserted with its reason."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        inductor_fix.remove()
+        self.make_key = CACHE.__dict__["make_key"]
+
+    def tearDown(self) -> None:
+        CACHE.make_key = self.make_key
+        inductor_fix.apply()
+        super().tearDown()
+
+    def test_disabled_by_environment(self) -> None:
+        with mock.patch.dict("os.environ", {"INDUCTOR_FIX_DISABLE": "1"}):
+            status = inductor_fix.apply()
+        self.assertEqual(status.state, State.DISABLED)
+        self.assertEqual({p.state for p in status.patches}, {State.DISABLED})
+        self.assertIs(CACHE.__dict__["make_key"], self.make_key)
+
+    def test_not_needed_when_key_already_separates_aliasing(self) -> None:
+        """Decided by probing make_key's behaviour, whatever the version string says."""
+        original = self.make_key
+
+        @functools.wraps(original)
+        def make_key_keyed_by_identity(self, input_nodes, *args, **kwargs):
+            key = original(self, input_nodes, *args, **kwargs)
+            return None if key is None else key + repr([id(n) for n in input_nodes])
+
+        CACHE.make_key = make_key_keyed_by_identity
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", inductor_fix.InductorFixWarning)
+            status = inductor_fix.apply()
+        self.assertEqual(status.patch("cache-key").state, State.NOT_NEEDED)
+        self.assertIn("already keys the aliasing pattern", status.reason)
+        self.assertIs(CACHE.__dict__["make_key"], make_key_keyed_by_identity)
+
+    def test_not_needed_without_codegen_cache(self) -> None:
+        """torch <= 2.7 has no GeneratedCodeCache: nothing to fix, nothing patched."""
+        stand_in = types.ModuleType(select_algorithm.__name__)
+        stand_in.TritonTemplate = TEMPLATE
+        with mock.patch.dict(sys.modules, {select_algorithm.__name__: stand_in}):
+            status = inductor_fix.apply()
+            inductor_fix.remove()
+        self.assertEqual({p.state for p in status.patches}, {State.NOT_NEEDED})
+        self.assertIn("no Triton template codegen cache", status.reason)
+        self.assertIs(TEMPLATE.__dict__["generate"], _originals()[1])
+
+    def test_unsupported_signature_warns_once(self) -> None:
+        def make_key(self, nodes, num_stages, num_warps):
+            return "key"
+
+        CACHE.make_key = make_key
+        with self.assertWarnsRegex(inductor_fix.InductorFixWarning, "no 'input_nodes' parameter"):
+            status = inductor_fix.apply()
+        self.assertEqual(status.state, State.UNSUPPORTED)
+        self.assertIs(CACHE.__dict__["make_key"], make_key)
+        inductor_fix.remove()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            inductor_fix.apply()
+        self.assertEqual([w for w in caught if issubclass(w.category, inductor_fix.InductorFixWarning)], [])
+
+    def test_unsupported_when_source_differs_from_release(self) -> None:
+        """A synthetic change to make_key's source on a recorded release is not patched."""
+        if str(TORCH_RELEASE) not in RECORDED:
+            self.skipTest(f"no fingerprints recorded for torch {TORCH_RELEASE}")
+        import inspect
+        import textwrap
+
+        source = textwrap.dedent(inspect.getsource(self.make_key))
+        changed = source.replace("def make_key(", "def make_key(  # synthetic change\n", 1)
+        changed = changed.replace('"num_stages": num_stages,', '"num_stages": num_stages + 0,', 1)
+        self.assertNotEqual(changed, source)
+        namespace = dict(vars(select_algorithm))
+        exec(compile(changed, select_algorithm.__file__, "exec"), namespace)
+        CACHE.make_key = namespace["make_key"]
+        with mock.patch("inspect.getsource", return_value=changed):
+            with self.assertWarnsRegex(inductor_fix.InductorFixWarning, "differs from torch .* released source"):
+                status = inductor_fix.apply()
+        self.assertEqual(status.state, State.UNSUPPORTED)
+        self.assertIn("fingerprint", status.reason)
+        self.assertIs(CACHE.__dict__["make_key"], namespace["make_key"])
+
+
+class TestDisabledProcess(TestCase):
+    def test_environment_variable_turns_import_off(self) -> None:
+        result = run_python(
+            """
+            import inductor_fix, torch._inductor.select_algorithm as sa
+            print(inductor_fix.status().state, hasattr(sa.GeneratedCodeCache.make_key, "__wrapped__"))
+            """,
+            env={"INDUCTOR_FIX_DISABLE": "1"},
+        )
+        self.assertEqual(result.stdout.split(), ["disabled", "False"], result.stderr)
+
+
+if __name__ == "__main__":
+    run_tests()
