@@ -17,7 +17,8 @@ Also set, because the harness needs them: ``autotune_local_cache=False`` (else a
 second compile reuses timings and never launches), ``compile_threads=1`` (keeps
 the final compile in this process, where the seams are), and
 ``max_autotune_gemm_backends="ATEN,TRITON"`` (the C++ template needs a compiler
-run per choice and is not what is under test).
+run per choice and is not what is under test), and ``benchmark_epilogue_fusion=False``
+(benchmarking fused epilogues needs a device context the CPU interface lacks).
 
 Use::
 
@@ -43,6 +44,7 @@ HARNESS_CONFIG: dict[str, Any] = {
     "autotune_local_cache": False,
     "compile_threads": 1,
     "max_autotune_gemm_backends": "ATEN,TRITON",
+    "benchmark_epilogue_fusion": False,
 }
 
 

@@ -13,7 +13,16 @@ import dataclasses
 import time
 from typing import Any, Callable, Sequence
 
-__all__ = ["OPS", "ORDERS", "Op", "Step", "make_operands", "run_compiles", "run_sequence"]
+__all__ = [
+    "OPS",
+    "ORDERS",
+    "Op",
+    "Step",
+    "make_operands",
+    "optimizer_step",
+    "run_compiles",
+    "run_sequence",
+]
 
 MODE = "max-autotune-no-cudagraphs"
 #: order -> whether each compile's operands alias.
@@ -115,19 +124,78 @@ def _run_compiles(op: Op, aliasing: Sequence[bool], device: str, compare: bool, 
         torch._dynamo.reset()
         compiled = torch.compile(lambda *xs: op.call(*xs), mode=MODE, fullgraph=True)
         hits = counters["inductor"]["generated_module_cache_hit"]
-        start = time.perf_counter()
         try:
-            result = compiled(*operands)
-            if device != "cpu":
-                torch.cuda.synchronize()
+            result, seconds = _timed_call(compiled, operands, device)
         except Exception as error:
-            hits = counters["inductor"]["generated_module_cache_hit"] - hits
-            steps.append(Step(aliased, _first_line(error), time.perf_counter() - start, hits))
+            steps.append(Step(aliased, _first_line(error), 0.0, counters["inductor"]["generated_module_cache_hit"] - hits))
             break
-        seconds = time.perf_counter() - start
         hits = counters["inductor"]["generated_module_cache_hit"] - hits
         error = _max_rel_error(result, op.call(*operands)) if compare else None
         steps.append(Step(aliased, None, seconds, hits, error))
+    return steps
+
+
+def _timed_call(compiled: Callable[..., Any], args: tuple[Any, ...], device: str) -> tuple[Any, float]:
+    import torch
+
+    start = time.perf_counter()
+    result = compiled(*args)
+    if device != "cpu":
+        torch.cuda.synchronize()
+    return result, time.perf_counter() - start
+
+
+def optimizer_step(device: str, *, compare: bool, batch: int = 4, n: int = 128, dtype: Any = None) -> list[Step]:
+    """The pattern of the upstream report: a Shampoo/SOAP-style preconditioner.
+
+    Compile 1 (aliased): ``L.lerp_(G @ G^T, 1 - beta)`` and ``R.lerp_(G^T @ G, 1 - beta)``
+    as einsums of the batched gradient ``G`` (batch, n, n) with itself. Compile 2
+    (distinct): the projection ``Q_L^T @ G @ Q_R`` as one einsum of ``G`` with two
+    other matrices of the same shape. Their bmm templates see equal layouts, so
+    stock Inductor replays compile 1's one-pointer kernel for compile 2 and crashes.
+    ``compare=True`` checks both compiled results (state updates, projection) against eager.
+    """
+    import torch
+    from torch._dynamo.utils import counters
+    from torch._inductor import config
+
+    beta = 0.95
+
+    def update(grad, left, right):
+        left.lerp_(torch.einsum("bij,bkj->bik", grad, grad), 1 - beta)
+        right.lerp_(torch.einsum("bji,bjk->bik", grad, grad), 1 - beta)
+
+    def project(grad, q_left, q_right):
+        return torch.einsum("bji,bjk,bkl->bil", q_left, grad, q_right)
+
+    generator = torch.Generator(device="cpu").manual_seed(0)
+
+    def tensor():
+        return torch.randn(batch, n, n, generator=generator).to(device=device, dtype=dtype or torch.float32)
+
+    grad, q_left, q_right = tensor(), tensor(), tensor()
+    steps: list[Step] = []
+    torch._dynamo.reset()
+    with config.patch(fx_graph_cache=False):
+        for aliased, function, make_args in (
+            (True, update, lambda: (grad, torch.zeros_like(grad), torch.zeros_like(grad))),
+            (False, project, lambda: (grad, q_left, q_right)),
+        ):
+            compiled = torch.compile(function, mode=MODE, fullgraph=True)
+            args, eager_args = make_args(), make_args()
+            hits = counters["inductor"]["generated_module_cache_hit"]
+            try:
+                result, seconds = _timed_call(compiled, args, device)
+            except Exception as error:
+                steps.append(Step(aliased, _first_line(error), 0.0, counters["inductor"]["generated_module_cache_hit"] - hits))
+                break
+            hits = counters["inductor"]["generated_module_cache_hit"] - hits
+            max_error = None
+            if compare:
+                expected = function(*eager_args)
+                pairs = [(result, expected)] if result is not None else list(zip(args[1:], eager_args[1:]))
+                max_error = max(_max_rel_error(a, e) for a, e in pairs)
+            steps.append(Step(aliased, None, seconds, hits, max_error))
     return steps
 
 

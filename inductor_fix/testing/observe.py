@@ -1,0 +1,102 @@
+"""Watch autotuning from outside: every Triton template choice made, and every timing.
+
+:func:`observe_autotuning` records, for each choice ``TritonTemplate.generate``
+returns, the kernel's parameters and the arguments its benchmark request will
+pass (the arity guard's own accounting, :mod:`inductor_fix.guard`), and, through
+Inductor's feedback-saver hook, the timing of every choice that was benchmarked.
+Enter it after ``inductor_fix.applied()`` / ``removed()``, not before: it wraps
+whatever ``generate`` is installed at entry and restores it at exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+from typing import Any, Iterator
+from unittest import mock
+
+__all__ = ["Choice", "Observation", "observe_autotuning"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    """One generated Triton template choice."""
+
+    template: str
+    kernel: str
+    parameters: tuple[str, ...]
+    #: Tensor arguments the benchmark request passes: inputs (input_tensor_meta), then the output.
+    tensor_arguments: int
+    #: Size/workspace arguments after the tensors, grid excluded.
+    scalar_arguments: int
+
+    @property
+    def pointer_parameters(self) -> int:
+        """Kernel parameters left for tensors once the trailing scalar arguments are taken."""
+        return len(self.parameters) - self.scalar_arguments
+
+    def signature(self) -> str:
+        return f"{self.kernel}({', '.join(self.parameters)})"
+
+
+@dataclasses.dataclass
+class Observation:
+    choices: list[Choice] = dataclasses.field(default_factory=list)
+    #: (choice name, seconds or inf) for every benchmarked Triton template choice.
+    timings: list[tuple[str, float]] = dataclasses.field(default_factory=list)
+
+    @property
+    def arity_mismatches(self) -> list[Choice]:
+        return [c for c in self.choices if c.tensor_arguments != c.pointer_parameters]
+
+    @property
+    def dropped(self) -> list[str]:
+        """Triton choices whose benchmark failed (Inductor times them as inf and drops them)."""
+        return [name for name, seconds in self.timings if not math.isfinite(seconds)]
+
+    def signatures(self, template: str) -> list[str]:
+        """Distinct kernel signatures generated for ``template``, in first-seen order."""
+        return list(dict.fromkeys(c.signature() for c in self.choices if c.template == template))
+
+
+@contextlib.contextmanager
+def observe_autotuning() -> Iterator[Observation]:
+    from torch._inductor import select_algorithm
+
+    from ..guard import GRID_VALUES, kernel_parameters
+
+    observation = Observation()
+    generate = select_algorithm.TritonTemplate.__dict__["generate"]
+
+    def observed_generate(self: Any, *args: Any, **kwargs: Any) -> Any:
+        choice = generate(self, *args, **kwargs)
+        bmreq = getattr(choice, "bmreq", None)
+        if bmreq is not None and hasattr(bmreq, "module_path"):
+            inputs = bmreq.input_tensor_meta
+            outputs = bmreq.output_tensor_meta
+            observation.choices.append(
+                Choice(
+                    template=self.name,
+                    kernel=bmreq.kernel_name,
+                    parameters=kernel_parameters(bmreq),
+                    tensor_arguments=(len(inputs) if isinstance(inputs, (list, tuple)) else 1)
+                    + (len(outputs) if isinstance(outputs, (list, tuple)) else 1),
+                    scalar_arguments=len(bmreq.extra_args) - GRID_VALUES,
+                )
+            )
+        return choice
+
+    def save_feedback(timings: dict, *args: Any) -> None:
+        for choice, seconds in timings.items():
+            if getattr(choice, "bmreq", None) is not None and hasattr(choice.bmreq, "module_path"):
+                observation.timings.append((choice.name, float(seconds)))
+
+    with mock.patch.object(select_algorithm.TritonTemplate, "generate", observed_generate):
+        select_algorithm.add_feedback_saver(save_feedback)
+        try:
+            yield observation
+        finally:
+            savers = select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
+            if save_feedback in savers:
+                savers.remove(save_feedback)
