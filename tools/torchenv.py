@@ -1,0 +1,125 @@
+"""Isolated virtual environments holding one torch build each, for the tools in this folder.
+
+A torch spec is a release (``2.14.1``), a wheel file, or a wheel URL (nightly
+builds). Each spec gets one venv under a root folder, reused while its marker
+file says the install finished. Installs torch, its triton (the wheel's own
+requirement, else :data:`TRITON_FOR` by release - CPU wheels carry none), the
+test dependencies, and this project (editable, without dependencies).
+
+Used by ``tools/check_patches`` and ``tools/run_matrix``; not imported by the package.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+__all__ = ["TorchEnv", "TRITON_FOR", "ensure", "remove", "spec_release"]
+
+PROJECT = Path(__file__).resolve().parents[1]
+TEST_DEPENDENCIES = ("pytest>=7", "hypothesis>=6.100", "expecttest>=0.2", "packaging", "numpy")
+#: triton release each torch release was built against (its CUDA wheel's Requires-Dist).
+TRITON_FOR = {
+    "2.7": "3.3.1",
+    "2.8": "3.4.0",
+    "2.9": "3.5.1",
+    "2.10": "3.6.0",
+    "2.11": "3.6.0",
+    "2.12": "3.7.0",
+    "2.13": "3.7.1",
+    "2.14": "3.8.0",
+    "2.15": "3.9.0",
+}
+MARKER = "torchenv.json"
+
+
+def spec_release(spec: str) -> str | None:
+    """``"2.14.1"`` / ``".../torch-2.15.0.dev20260101+cpu-cp311-...whl"`` -> ``"2.14.1"`` / ``"2.15.0"``."""
+    match = re.search(r"(?:^|torch-)(\d+\.\d+\.\d+)", Path(spec).name if "/" in spec else spec)
+    return match.group(1) if match else None
+
+
+def _slug(spec: str) -> str:
+    release = spec_release(spec) or "torch"
+    if re.fullmatch(r"\d+\.\d+\.\d+", spec):
+        return spec
+    return f"{release}-{hashlib.sha256(spec.encode()).hexdigest()[:8]}"
+
+
+class TorchEnv:
+    """One venv: ``python`` runs in it, ``site_packages`` is where torch lives."""
+
+    def __init__(self, root: Path, spec: str) -> None:
+        self.spec = spec
+        self.path = root / _slug(spec)
+        self.python = self.path / "bin" / "python"
+
+    @property
+    def site_packages(self) -> Path:
+        return next((self.path / "lib").glob("python3*/site-packages"))
+
+    @property
+    def ready(self) -> bool:
+        return (self.path / MARKER).is_file()
+
+    def info(self) -> dict:
+        return json.loads((self.path / MARKER).read_text())
+
+    def run(self, *args: str, env: dict[str, str] | None = None, **kwargs) -> subprocess.CompletedProcess:
+        return subprocess.run([str(self.python), *args], env={**os.environ, **(env or {})}, **kwargs)
+
+
+def _pip(env: TorchEnv, *args: str, log) -> None:
+    # PIP_CONSTRAINT=/dev/null: this machine caps torch at 2.14.1 by a pip constraint.
+    command = [str(env.python), "-m", "pip", "install", "--disable-pip-version-check", "-q", *args]
+    process = subprocess.run(
+        command, env={**os.environ, "PIP_CONSTRAINT": "/dev/null"}, stdout=log, stderr=subprocess.STDOUT
+    )
+    if process.returncode:
+        raise RuntimeError(f"pip install {' '.join(args)} failed in {env.path} (see its install.log)")
+
+
+def ensure(root: Path, spec: str) -> TorchEnv:
+    """The venv for ``spec`` under ``root``, created and installed if not ready yet."""
+    env = TorchEnv(root, spec)
+    if env.ready:
+        return env
+    if env.path.exists():
+        shutil.rmtree(env.path)  # an interrupted install
+    env.path.parent.mkdir(parents=True, exist_ok=True)
+    venv.EnvBuilder(with_pip=True).create(env.path)
+    with open(env.path / "install.log", "w") as log:
+        requirement = f"torch=={spec}" if re.fullmatch(r"\d+\.\d+\.\d+", spec) else spec
+        _pip(env, requirement, *TEST_DEPENDENCIES, log=log)
+        has_triton = env.run("-c", "import triton", capture_output=True).returncode == 0
+        if not has_triton:
+            release = spec_release(spec) or ""
+            triton = TRITON_FOR.get(".".join(release.split(".")[:2]))
+            if triton:
+                _pip(env, f"triton=={triton}", log=log)
+        _pip(env, "--no-deps", "-e", str(PROJECT), log=log)
+    versions = env.run(
+        "-c",
+        "import json, torch, triton; print(json.dumps({'torch': torch.__version__, "
+        "'git_version': torch.version.git_version, 'triton': triton.__version__}))",
+        capture_output=True,
+        text=True,
+        env={"INDUCTOR_FIX_DISABLE": "1"},
+    )
+    if versions.returncode:
+        raise RuntimeError(f"torch does not import in {env.path}: {versions.stderr.strip()[-500:]}")
+    info = dict(json.loads(versions.stdout), spec=spec, python=sys.version.split()[0])
+    (env.path / MARKER).write_text(json.dumps(info, indent=2))
+    return env
+
+
+def remove(env: TorchEnv) -> None:
+    """Delete a venv (a CUDA build of torch takes about 5 GB)."""
+    shutil.rmtree(env.path, ignore_errors=True)
