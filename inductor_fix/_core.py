@@ -101,9 +101,12 @@ def apply() -> Status:
         else:
             _wanted = True
             _hook.install()
+            reason = f"waiting for {MODULE} to be imported"
+            if _torch_version() is None:
+                reason = f"torch is not installed; {reason}"
             for patch in PATCHES:
                 if _states[patch.name][0] in (State.REMOVED, State.DISABLED):
-                    _states[patch.name] = (State.PENDING, f"waiting for {MODULE} to be imported")
+                    _states[patch.name] = (State.PENDING, reason)
     module = _hook.loaded_module()  # outside the lock: may wait for another thread's import
     if module is not None:
         _on_import(module)

@@ -7,6 +7,9 @@
 - ``dev``: a few random examples, database kept - for iterating locally.
 - ``nightly``: many random examples, database kept - for hunting regressions.
 
+``INDUCTOR_FIX_HYPOTHESIS_MAX_EXAMPLES=N`` bounds any profile to N generated examples
+per test (pinned ``@example`` cases always run).
+
 GPU tests skip without CUDA; on a CUDA machine they run for real.
 """
 
@@ -43,3 +46,8 @@ settings.register_profile(
     **_COMMON,
 )
 settings.load_profile(os.environ.get("INDUCTOR_FIX_HYPOTHESIS_PROFILE", "ci"))
+if os.environ.get("INDUCTOR_FIX_HYPOTHESIS_MAX_EXAMPLES"):  # e.g. a bounded GPU run
+    settings.register_profile(
+        "bounded", settings.default, max_examples=int(os.environ["INDUCTOR_FIX_HYPOTHESIS_MAX_EXAMPLES"])
+    )
+    settings.load_profile("bounded")

@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 from .case import RESULT_MARKER
 
-__all__ = ["Case", "run_check"]
+__all__ = ["Case", "run_check", "verdict"]
 
 DEFAULT_OPS = ("bmm", "mm", "addmm", "baddbmm")
 MODES = ("stock", "patched")
@@ -143,16 +143,9 @@ def run_check(
             case = future.result()
             outcome = "ok" if case.ok else "crash"
             print(f"  [{done}/{len(cases)}] {case.op} {case.order} {case.mode}: {outcome} ({case.seconds:.1f} s)", flush=True)
+    text, exit_status = verdict(cases)
     print()
-    print(_table(cases))
-    stock_crashes = sum(not c.ok for c in cases if c.mode == "stock")
-    patched_failures = [c for c in cases if c.mode == "patched" and not c.ok]
-    patched_total = len(cases) // 2
-    print()
-    print(f"stock:   crashed in {stock_crashes}/{patched_total} cases")
-    print(f"patched: ok in {patched_total - len(patched_failures)}/{patched_total} cases (inductor_fix state: "
-          f"{', '.join(sorted({c.state or '?' for c in cases if c.mode == 'patched'}))})")
-    print("verdict: " + ("FAIL - the fix did not hold" if patched_failures else "PASS - patched compiles never crashed"))
+    print(text)
     if json_path:
         with open(json_path, "w") as handle:
             json.dump(
@@ -160,4 +153,20 @@ def run_check(
                  "cases": [dataclasses.asdict(c) for c in cases]},
                 handle, indent=2,
             )
-    return 1 if patched_failures else 0
+    return exit_status
+
+
+def verdict(cases: list[Case]) -> tuple[str, int]:
+    """The table and summary lines for ``cases``, and the exit status (1 if any patched case failed)."""
+    stock_crashes = sum(not c.ok for c in cases if c.mode == "stock")
+    patched = [c for c in cases if c.mode == "patched"]
+    failures = [c for c in patched if not c.ok]
+    states = ", ".join(sorted({c.state or "?" for c in patched}))
+    lines = [
+        _table(cases),
+        "",
+        f"stock:   crashed in {stock_crashes}/{len(patched)} cases",
+        f"patched: ok in {len(patched) - len(failures)}/{len(patched)} cases (inductor_fix state: {states})",
+        "verdict: " + ("FAIL - the fix did not hold" if failures else "PASS - patched compiles never crashed"),
+    ]
+    return "\n".join(lines), 1 if failures else 0

@@ -18,6 +18,7 @@ __all__ = [
     "ORDERS",
     "Op",
     "Step",
+    "describe_error",
     "make_operands",
     "optimizer_step",
     "run_compiles",
@@ -90,31 +91,39 @@ def _max_rel_error(actual: Any, expected: Any) -> float:
     return float((actual.float() - expected.float()).abs().max() / scale)
 
 
-def run_sequence(name: str, order: str, device: str, *, compare: bool, dtype: Any = None) -> list[Step]:
+def run_sequence(name: str, order: str, device: str, *, compare: bool, **options: Any) -> list[Step]:
     """Compile ``OPS[name]`` twice in this process, aliased and distinct, in ``order``
     (``"alias-first"`` or ``"distinct-first"``). See :func:`run_compiles`."""
-    return run_compiles(name, SEQUENCES[order], device, compare=compare, dtype=dtype)
+    return run_compiles(name, SEQUENCES[order], device, compare=compare, **options)
 
 
 def run_compiles(
-    name: str, aliasing: Sequence[bool], device: str, *, compare: bool, dtype: Any = None
+    name: str,
+    aliasing: Sequence[bool],
+    device: str,
+    *,
+    compare: bool,
+    dtype: Any = None,
+    compile_options: dict[str, Any] | None = None,
 ) -> list[Step]:
     """One fresh ``torch.compile`` of ``OPS[name]`` per entry of ``aliasing``
     (True: all operands are one tensor), in this process, same layouts throughout.
 
     ``compare=True`` checks each result against eager (meaningless under the CPU
-    harness, where launches compute nothing). Stops at the first failing step.
+    harness, where launches compute nothing). ``compile_options`` go to
+    ``torch.compile`` (e.g. ``{"dynamic": True}``). Stops at the first failing step.
     The FX graph cache is off: a repeated graph would be served whole from it and
     never reach template codegen, as different graphs of a real model do.
     """
-    import torch
     from torch._inductor import config
 
     with config.patch(fx_graph_cache=False):
-        return _run_compiles(_ops()[name], aliasing, device, compare, dtype)
+        return _run_compiles(_ops()[name], aliasing, device, compare, dtype, compile_options or {})
 
 
-def _run_compiles(op: Op, aliasing: Sequence[bool], device: str, compare: bool, dtype: Any) -> list[Step]:
+def _run_compiles(
+    op: Op, aliasing: Sequence[bool], device: str, compare: bool, dtype: Any, compile_options: dict[str, Any]
+) -> list[Step]:
     import torch
     from torch._dynamo.utils import counters
 
@@ -122,12 +131,12 @@ def _run_compiles(op: Op, aliasing: Sequence[bool], device: str, compare: bool, 
     for aliased in aliasing:
         operands = make_operands(op, aliased, device, dtype, seed=len(steps))
         torch._dynamo.reset()
-        compiled = torch.compile(lambda *xs: op.call(*xs), mode=MODE, fullgraph=True)
+        compiled = torch.compile(lambda *xs: op.call(*xs), mode=MODE, fullgraph=True, **compile_options)
         hits = counters["inductor"]["generated_module_cache_hit"]
         try:
             result, seconds = _timed_call(compiled, operands, device)
         except Exception as error:
-            steps.append(Step(aliased, _first_line(error), 0.0, counters["inductor"]["generated_module_cache_hit"] - hits))
+            steps.append(Step(aliased, describe_error(error), 0.0, counters["inductor"]["generated_module_cache_hit"] - hits))
             break
         hits = counters["inductor"]["generated_module_cache_hit"] - hits
         error = _max_rel_error(result, op.call(*operands)) if compare else None
@@ -187,7 +196,7 @@ def optimizer_step(device: str, *, compare: bool, batch: int = 4, n: int = 128, 
             try:
                 result, seconds = _timed_call(compiled, args, device)
             except Exception as error:
-                steps.append(Step(aliased, _first_line(error), 0.0, counters["inductor"]["generated_module_cache_hit"] - hits))
+                steps.append(Step(aliased, describe_error(error), 0.0, counters["inductor"]["generated_module_cache_hit"] - hits))
                 break
             hits = counters["inductor"]["generated_module_cache_hit"] - hits
             max_error = None
@@ -199,9 +208,12 @@ def optimizer_step(device: str, *, compare: bool, batch: int = 4, n: int = 128, 
     return steps
 
 
-def _first_line(error: BaseException) -> str:
-    """The innermost error's type and first message line, without Inductor's wrapper text."""
+def describe_error(error: BaseException) -> str:
+    """``"TypeError: <first line>"`` of the innermost error, without Inductor's wrapper text."""
     while error.__cause__ is not None or getattr(error, "inner_exception", None) is not None:
         error = getattr(error, "inner_exception", None) or error.__cause__
     text = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {text[0] if text else ''}"
+    first = text[0] if text else ""
+    if type(error).__name__ == "LoweringException":  # its message already starts "TypeError: ..."
+        return first
+    return f"{type(error).__name__}: {first}"

@@ -1,0 +1,76 @@
+"""``python -m inductor_fix status`` and ``check``, end to end, and the repo's own promises."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers import AFFECTED, HAS_CUDA
+
+from inductor_fix.check.runner import Case, verdict
+from torch._inductor.test_case import TestCase, run_tests
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cli(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "inductor_fix", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT
+    )
+
+
+class TestStatusCommand(TestCase):
+    def test_status_resolves_and_prints(self) -> None:
+        result = _cli("status")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertRegex(result.stdout, r"^inductor_fix: applied - codegen-cache keys now include")
+
+    def test_status_json(self) -> None:
+        result = _cli("status", "--json", "--no-load")
+        status = json.loads(result.stdout)
+        self.assertEqual(status["state"], "pending")
+        self.assertEqual([p["name"] for p in status["patches"]], ["cache-key", "arity-guard"])
+
+
+class TestCheckCommand(TestCase):
+    def test_check_bmm(self) -> None:
+        result = _cli("check", "--ops", "bmm")
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        out = result.stdout
+        if not HAS_CUDA:
+            self.assertIn("Triton-on-CPU harness", out)
+        rows = {line.split()[1]: line for line in out.splitlines() if line.startswith("bmm ")}
+        self.assertEqual(set(rows), {"alias", "distinct"})
+        for row in rows.values():
+            self.assertRegex(row, r"\bok\b")
+            if AFFECTED:
+                self.assertRegex(row, r"crash: TypeError: ")
+        self.assertIn("verdict: PASS", out)
+
+    def test_verdict_fails_when_a_patched_case_crashes(self) -> None:
+        cases = [
+            Case("bmm", "alias-first", "stock", "cpu", ok=False, error="TypeError: x"),
+            Case("bmm", "alias-first", "patched", "cpu", ok=False, error="TypeError: y"),
+        ]
+        text, exit_status = verdict(cases)
+        self.assertEqual(exit_status, 1)
+        self.assertIn("verdict: FAIL", text)
+
+
+class TestRepository(TestCase):
+    """README's two commands exist, and .ci/run runs README's test command verbatim."""
+
+    def test_readme_commands_match_ci(self) -> None:
+        readme = (ROOT / "README.md").read_text()
+        commands = re.findall(r"```(?:bash|sh)\n(python -m pip install [^\n]+)\n```", readme)
+        self.assertEqual(len(commands), 2, commands)
+        self.assertIn("inductor_fix check", commands[0])
+        self.assertIn("pytest", commands[1])
+        self.assertIn(commands[1], (ROOT / ".ci" / "run").read_text())
+
+
+if __name__ == "__main__":
+    run_tests()

@@ -1,0 +1,100 @@
+"""GPU mode: the real crash and the real fix, kernels running on CUDA (skipped without CUDA).
+
+Stock must crash with the launcher's own TypeError on an affected release (the
+negative control); patched must compile and match eager. Includes the pattern of
+the upstream report: an optimizer-style update taking einsums of a batched
+gradient with itself, then a projection einsum with two other matrices.
+Autotuning is limited to 4 configs per template (``test_configs.max_mm_configs``)
+to keep device time down; the bug needs only one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+
+from helpers import AFFECTED, requires_cuda
+
+import inductor_fix
+from inductor_fix.testing.workloads import ORDERS, optimizer_step, run_sequence
+from torch._dynamo.utils import counters
+from torch._inductor import config
+from torch._inductor.test_case import TestCase, run_tests
+from torch._inductor.utils import fresh_cache
+from torch.testing._internal.common_utils import instantiate_parametrized_tests, parametrize
+
+LAUNCHER_ERROR = (
+    r"TypeError: .*(launcher\(\) got multiple values for argument 'stream'"
+    r"|launcher\(\) missing 1 required positional argument: '_grid_2'"
+    r"|too many positional arguments|missing a required argument)"
+)
+FEW_CONFIGS = {"test_configs.max_mm_configs": 4}
+
+
+def report(name: str, **figures) -> None:
+    """Append figures to $INDUCTOR_FIX_REPORT (JSON lines), for the closing note; print them too."""
+    line = json.dumps({"test": name, **figures})
+    print(line)
+    path = os.environ.get("INDUCTOR_FIX_REPORT")
+    if path:
+        with open(path, "a") as handle:
+            handle.write(line + "\n")
+
+
+def _name(value: str) -> str:
+    return value.replace("-", "_")
+
+
+@requires_cuda
+@instantiate_parametrized_tests
+class TestAliasedTemplateInputsGPU(TestCase):
+    @config.patch(FEW_CONFIGS)
+    @parametrize("order", ORDERS, name_fn=_name)
+    @parametrize("op", ["bmm", "addmm", "bmm_t"])
+    def test_stock_and_patched(self, op: str, order: str) -> None:
+        with inductor_fix.removed():
+            stock = run_sequence(op, order, "cuda", compare=True)
+        with fresh_cache(), inductor_fix.applied():
+            patched = run_sequence(op, order, "cuda", compare=True)
+        report(f"{op}/{order}", stock=[s.error for s in stock], patched=[s.error for s in patched],
+               max_rel_error=max((s.max_rel_error or 0.0) for s in patched))
+        if AFFECTED:
+            self.assertEqual(len(stock), 2)
+            self.assertRegex(stock[1].error or "", LAUNCHER_ERROR)
+            self.assertGreater(stock[1].cache_hits, 0)
+        self.assertEqual([s.error for s in patched], [None, None])
+        self.assertLess(max(s.max_rel_error for s in patched), 1e-4)
+        self.assertEqual(counters["inductor_fix"]["regenerated"], 0)
+
+
+@requires_cuda
+class TestOptimizerStepGPU(TestCase):
+    """The upstream report's pattern, with figures: patched vs the cache-off workaround."""
+
+    def test_stock_crashes_patched_matches_eager(self) -> None:
+        with inductor_fix.removed():
+            stock = optimizer_step("cuda", compare=True)
+        if AFFECTED:
+            self.assertRegex(stock[-1].error or "", LAUNCHER_ERROR)
+
+        figures = {}
+        for variant, contexts in (
+            ("patched", (inductor_fix.applied(),)),
+            ("cache_off", (inductor_fix.removed(), config.patch(enable_caching_generated_triton_templates=False))),
+        ):
+            with fresh_cache(), contextlib.ExitStack() as stack:
+                for context in contexts:
+                    stack.enter_context(context)
+                start = time.perf_counter()
+                steps = optimizer_step("cuda", compare=True)
+                figures[f"{variant}_compile_s"] = round(time.perf_counter() - start, 2)
+            self.assertEqual([s.error for s in steps], [None, None], variant)
+            figures[f"{variant}_max_rel_error"] = max(s.max_rel_error for s in steps)
+            self.assertLess(figures[f"{variant}_max_rel_error"], 1e-4, variant)
+        report("optimizer_step", stock=[s.error for s in stock], **figures)
+
+
+if __name__ == "__main__":
+    run_tests()
