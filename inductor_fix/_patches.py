@@ -120,7 +120,7 @@ def _plan_arity_guard(module: ModuleType) -> Wrappers:
 
     _require_cache(module)
     generate = _function(module, "TritonTemplate", "generate")
-    select = _function(module, "AlgorithmSelectorCache", "__call__")
+    _function(module, "AlgorithmSelectorCache", "__call__")  # raises Unsupported if absent
     if "generate_with_caching" not in inspect.signature(generate).parameters:
         raise Unsupported("TritonTemplate.generate has no 'generate_with_caching' parameter")
     no_choices_error = getattr(module, "NoValidChoicesError", None)

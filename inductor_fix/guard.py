@@ -74,9 +74,18 @@ def _as_list(meta: Any) -> list[Any]:
     return list(meta) if isinstance(meta, (list, tuple)) else [meta]
 
 
+def _count(meta: Any) -> int:
+    return len(meta) if isinstance(meta, (list, tuple)) else 1
+
+
+def benchmark_argument_count(bmreq: Any) -> int:
+    """How many positional arguments ``TritonBenchmarkRequest.make_run_fn`` passes
+    before the grid: ``*input_tensors, out, *extra_args[:-3]``."""
+    return _count(bmreq.input_tensor_meta) + _count(bmreq.output_tensor_meta) + len(bmreq.extra_args) - GRID_VALUES
+
+
 def benchmark_arguments(bmreq: Any) -> tuple[str, ...]:
-    """Describe the positional arguments ``TritonBenchmarkRequest.make_run_fn`` passes,
-    grid excluded: ``*input_tensors, out, *extra_args[:-3]``."""
+    """Describe each argument counted by :func:`benchmark_argument_count`, for messages."""
     inputs = [_describe_tensor("input", m) for m in _as_list(bmreq.input_tensor_meta)]
     outputs = [_describe_tensor("output", m) for m in _as_list(bmreq.output_tensor_meta)]
     extra = list(bmreq.extra_args)[: len(bmreq.extra_args) - GRID_VALUES]
@@ -89,8 +98,9 @@ def kernel_parameters(bmreq: Any) -> tuple[str, ...]:
     from torch._inductor.codecache import PyCodeCache
 
     module = PyCodeCache.load_by_key_path(bmreq.module_cache_key, bmreq.module_path)
-    autotuner = getattr(module, bmreq.kernel_name)
-    return tuple(inspect.signature(autotuner.fn.fn).parameters)
+    function = getattr(module, bmreq.kernel_name).fn  # a triton JITFunction
+    names = getattr(function, "arg_names", None)  # 100x cheaper than inspect.signature
+    return tuple(names) if names is not None else tuple(inspect.signature(function.fn).parameters)
 
 
 def arity_mismatch(template_name: str, choice: Any) -> ArityMismatch | None:
@@ -99,18 +109,12 @@ def arity_mismatch(template_name: str, choice: Any) -> ArityMismatch | None:
     bmreq = getattr(choice, "bmreq", None)
     try:
         parameters = kernel_parameters(bmreq)
+        if len(parameters) == benchmark_argument_count(bmreq):
+            return None
         arguments = benchmark_arguments(bmreq)
     except Exception:
         return None
-    if len(parameters) == len(arguments):
-        return None
     return ArityMismatch(template_name, bmreq.kernel_name, parameters, arguments)
-
-
-def _counters():
-    from torch._dynamo.utils import counters
-
-    return counters
 
 
 def _drop_stale_entry(template: Any, module_path: str) -> int:
@@ -130,9 +134,10 @@ def guarded_generate(generate: Callable[..., Any]) -> Callable[..., Any]:
     signature = inspect.signature(generate)
     warned_regenerate: set[str] = set()
 
+    from torch._dynamo.utils import counters
+
     @functools.wraps(generate)
     def generate_with_arity_guard(self: Any, *args: Any, **kwargs: Any) -> Any:
-        counters = _counters()
         hits = counters["inductor"]["generated_module_cache_hit"]
         choice = generate(self, *args, **kwargs)
         if choice is None:

@@ -87,12 +87,6 @@ class TestArityGuardCPU(TestCase):
 @requires_cuda
 @instantiate_parametrized_tests
 class TestArityGuardGPU(TestCase):
-    def setUp(self) -> None:
-        super().setUp()
-        patch = config.patch({"test_configs.max_mm_configs": 4})  # device time; the fault needs one config
-        patch.__enter__()
-        self.addCleanup(patch.__exit__, None, None, None)
-
     @parametrize("order", ORDERS, name_fn=_name)
     def test_blind_key_compiles_and_matches_eager(self, order: str) -> None:
         with inductor_fix.applied(), aliasing_blind_key():

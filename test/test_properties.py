@@ -13,8 +13,9 @@ Oracle, per compile of a :class:`strategies.Case`:
 2. every Triton choice's tensor-argument count equals its kernel's pointer parameters;
 3. the op's template was really generated (so no example passes by not exercising it);
 4. the arity guard never had to step in (the key alone keeps entries apart);
-5. GPU only: results equal eager within a per-dtype tolerance, and no Triton choice
-   was dropped by a failing benchmark.
+5. no Triton choice's benchmark failed on a launch that did not fit its kernel
+   (which Inductor may otherwise swallow, dropping the choice);
+6. GPU only: results equal eager within a per-dtype tolerance.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import contextlib
 
 from helpers import AFFECTED, HAS_CUDA
 from hypothesis import Phase, example, given, settings
-from strategies import Case, Operand, cases, _ops
+from strategies import Case, Operand, cases
 
 import inductor_fix
 import torch
@@ -58,8 +59,7 @@ def _compile_pattern(case: Case, pattern: tuple[int, ...], seed: int):
 
 def check_arity(case: Case) -> None:
     """Run ``case``'s compile sequence in a fresh Inductor cache; AssertionError on any violation."""
-    # GPU mode: 4 configs per template keep device time bounded; the bug needs one.
-    harness = triton_cpu_harness() if DEVICE == "cpu" else config.patch({"test_configs.max_mm_configs": 4})
+    harness = triton_cpu_harness() if DEVICE == "cpu" else contextlib.nullcontext()
     counters.clear()
     with fresh_cache(), harness, config.patch(fx_graph_cache=False), observe_autotuning() as seen:
         for index, pattern in enumerate(case.patterns):
@@ -78,7 +78,7 @@ def check_arity(case: Case) -> None:
                 error = float((result.float() - expected.float()).abs().max() / expected.float().abs().max().clamp_min(1e-6))
                 assert error <= TOLERANCE[case.dtype], f"compile {index} {pattern} of {case}: max rel error {error:.2e}"
     assert not seen.arity_mismatches, f"{case}: choices whose arity mismatches: {seen.arity_mismatches[:2]}"
-    assert not seen.dropped, f"{case}: Triton choices dropped by failing benchmarks: {seen.dropped[:4]}"
+    assert not seen.arity_errors, f"{case}: Triton benchmarks failed on arity: {seen.arity_errors[:2]}"
     guard = dict(counters["inductor_fix"])
     assert not any(guard.values()), f"{case}: the arity guard had to act: {guard}"
 
@@ -169,7 +169,7 @@ class TestPropertyNegativeControl(TestCase):
             if not AFFECTED:
                 arity_property()  # a fixed release: no counterexample may exist
                 return
-            with self.assertRaisesRegex(AssertionError, r"TypeError|arity mismatches") as caught:
+            with self.assertRaisesRegex(AssertionError, r"TypeError|arity") as caught:
                 arity_property()
         print(f"\nshrunk counterexample on stock torch {torch.__version__}: {caught.exception}")
 

@@ -24,7 +24,6 @@ import torch._inductor.select_algorithm as select_algorithm
 from inductor_fix import State
 from inductor_fix.testing.harness import triton_cpu_harness
 from inductor_fix.testing.workloads import run_compiles, run_sequence
-from torch._inductor import config
 from torch._inductor.test_case import TestCase, run_tests
 from torch._inductor.utils import fresh_inductor_cache
 from torch.testing._internal.common_utils import instantiate_parametrized_tests, parametrize
@@ -156,26 +155,26 @@ class TestSettingsGPU(TestCase):
     def _patched_and_stock(self, env: dict[str, str]) -> None:
         code = """
             import json, inductor_fix
-            from torch._inductor import config
             from inductor_fix.testing.observe import observe_autotuning
             from inductor_fix.testing.workloads import run_sequence
-            config.test_configs.max_mm_configs = 4  # device time; the bug needs one config
             with observe_autotuning() as seen:
                 steps = run_sequence("bmm", "alias-first", "cuda", compare=True)
             print(json.dumps({"errors": [s.error for s in steps], "dropped": len(seen.dropped),
                               "max_rel_error": max([s.max_rel_error or 0.0 for s in steps])}))
         """
-        for disable in ("0", "1"):
+        outcome = {}
+        for mode, disable in (("stock", "1"), ("patched", "0")):
             result = run_python(code, env={**env, "INDUCTOR_FIX_DISABLE": disable}, timeout=900)
             self.assertEqual(result.returncode, 0, result.stderr[-2000:])
-            outcome = json.loads(result.stdout.strip().splitlines()[-1])
-            print(f"\n{env} INDUCTOR_FIX_DISABLE={disable}: {outcome}")
-            if disable == "0":
-                self.assertEqual(outcome, {"errors": [None, None], "dropped": 0, "max_rel_error": outcome["max_rel_error"]})
-                self.assertLess(outcome["max_rel_error"], 1e-4)
-            elif AFFECTED:
-                # In a benchmark subprocess the launch error may come back as a dropped choice.
-                self.assertTrue(outcome["errors"][-1] or outcome["dropped"], f"negative control: {outcome}")
+            outcome[mode] = json.loads(result.stdout.strip().splitlines()[-1])
+        print(f"\n{env}: {outcome}")
+        patched, stock = outcome["patched"], outcome["stock"]
+        self.assertEqual(patched["errors"], [None, None])
+        self.assertLess(patched["max_rel_error"], 1e-4)
+        if AFFECTED:
+            # In a benchmark subprocess a launch error comes back as choices timed inf; a
+            # config that exceeds shared memory is dropped that way too, so compare counts.
+            self.assertTrue(stock["errors"][-1] or stock["dropped"] > patched["dropped"], f"negative control: {stock}")
 
     def test_autotune_in_subprocess(self) -> None:
         self._patched_and_stock({"TORCHINDUCTOR_AUTOTUNE_IN_SUBPROC": "1"})
@@ -183,7 +182,6 @@ class TestSettingsGPU(TestCase):
     def test_parallel_compile_workers(self) -> None:
         self._patched_and_stock({"TORCHINDUCTOR_COMPILE_THREADS": "4"})
 
-    @config.patch({"test_configs.max_mm_configs": 4})
     def test_dynamic_and_half_precision(self) -> None:
         with inductor_fix.applied():
             for dtype in (torch.float16, torch.bfloat16):

@@ -1,7 +1,8 @@
 """Isolated virtual environments holding one torch build each, for the tools in this folder.
 
 A torch spec is a release (``2.14.1``), a wheel file, or a wheel URL (nightly
-builds). Each spec gets one venv under a root folder, reused while its marker
+builds); with ``index_url``, also a pre-release on that index (``2.16.0.dev20260301``).
+Each spec gets one venv under a root folder, reused while its marker
 file says the install finished. Installs torch, its triton (the wheel's own
 requirement, else :data:`TRITON_FOR` by release - CPU wheels carry none), the
 test dependencies, and this project (editable, without dependencies).
@@ -86,8 +87,13 @@ def _pip(env: TorchEnv, *args: str, log) -> None:
         raise RuntimeError(f"pip install {' '.join(args)} failed in {env.path} (see its install.log)")
 
 
-def ensure(root: Path, spec: str) -> TorchEnv:
-    """The venv for ``spec`` under ``root``, created and installed if not ready yet."""
+def ensure(root: Path, spec: str, index_url: str | None = None) -> TorchEnv:
+    """The venv for ``spec`` under ``root``, created and installed if not ready yet.
+
+    ``index_url``: an extra package index for torch and its requirements, with
+    pre-releases allowed (a nightly CUDA wheel requires ``pytorch-triton``, which
+    only the nightly index has).
+    """
     env = TorchEnv(root, spec)
     if env.ready:
         return env
@@ -96,8 +102,9 @@ def ensure(root: Path, spec: str) -> TorchEnv:
     env.path.parent.mkdir(parents=True, exist_ok=True)
     venv.EnvBuilder(with_pip=True).create(env.path)
     with open(env.path / "install.log", "w") as log:
-        requirement = f"torch=={spec}" if re.fullmatch(r"\d+\.\d+\.\d+", spec) else spec
-        _pip(env, requirement, *TEST_DEPENDENCIES, log=log)
+        requirement = f"torch=={spec}" if re.fullmatch(r"\d+\.\d+\.\d+[\w.+]*", spec) else spec
+        index = ["--pre", "--extra-index-url", index_url] if index_url else []
+        _pip(env, *index, requirement, *TEST_DEPENDENCIES, log=log)
         has_triton = env.run("-c", "import triton", capture_output=True).returncode == 0
         if not has_triton:
             release = spec_release(spec) or ""
@@ -115,7 +122,7 @@ def ensure(root: Path, spec: str) -> TorchEnv:
     )
     if versions.returncode:
         raise RuntimeError(f"torch does not import in {env.path}: {versions.stderr.strip()[-500:]}")
-    info = dict(json.loads(versions.stdout), spec=spec, python=sys.version.split()[0])
+    info = dict(json.loads(versions.stdout), spec=spec, python=sys.version.split()[0], index_url=index_url)
     (env.path / MARKER).write_text(json.dumps(info, indent=2))
     return env
 

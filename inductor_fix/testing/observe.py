@@ -1,9 +1,10 @@
-"""Watch autotuning from outside: every Triton template choice made, and every timing.
+"""Watch autotuning from outside: every Triton template choice made, benchmarked and timed.
 
 :func:`observe_autotuning` records, for each choice ``TritonTemplate.generate``
 returns, the kernel's parameters and the arguments its benchmark request will
-pass (the arity guard's own accounting, :mod:`inductor_fix.guard`), and, through
-Inductor's feedback-saver hook, the timing of every choice that was benchmarked.
+pass (the arity guard's own accounting, :mod:`inductor_fix.guard`); every error a
+Triton choice's in-process benchmark raised (``TritonTemplateCaller.benchmark``);
+and, through Inductor's feedback-saver hook, the timing of every benchmarked choice.
 Enter it after ``inductor_fix.applied()`` / ``removed()``, not before: it wraps
 whatever ``generate`` is installed at entry and restores it at exit.
 """
@@ -45,6 +46,8 @@ class Observation:
     choices: list[Choice] = dataclasses.field(default_factory=list)
     #: (choice name, seconds or inf) for every benchmarked Triton template choice.
     timings: list[tuple[str, float]] = dataclasses.field(default_factory=list)
+    #: (choice name, "Type: message") for every in-process benchmark that raised.
+    benchmark_errors: list[tuple[str, str]] = dataclasses.field(default_factory=list)
 
     @property
     def arity_mismatches(self) -> list[Choice]:
@@ -52,8 +55,14 @@ class Observation:
 
     @property
     def dropped(self) -> list[str]:
-        """Triton choices whose benchmark failed (Inductor times them as inf and drops them)."""
+        """Triton choices timed as inf, for any reason (a config that exceeds the GPU's
+        shared memory is dropped this way too, legitimately)."""
         return [name for name, seconds in self.timings if not math.isfinite(seconds)]
+
+    @property
+    def arity_errors(self) -> list[tuple[str, str]]:
+        """Benchmarks that failed because the launch did not fit the kernel (a ``TypeError``)."""
+        return [(name, error) for name, error in self.benchmark_errors if error.startswith("TypeError")]
 
     def signatures(self, template: str) -> list[str]:
         """Distinct kernel signatures generated for ``template``, in first-seen order."""
@@ -92,7 +101,19 @@ def observe_autotuning() -> Iterator[Observation]:
             if getattr(choice, "bmreq", None) is not None and hasattr(choice.bmreq, "module_path"):
                 observation.timings.append((choice.name, float(seconds)))
 
-    with mock.patch.object(select_algorithm.TritonTemplate, "generate", observed_generate):
+    benchmark = select_algorithm.TritonTemplateCaller.benchmark
+
+    def observed_benchmark(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return benchmark(self, *args, **kwargs)
+        except Exception as error:
+            observation.benchmark_errors.append((self.name, f"{type(error).__name__}: {error}"))
+            raise
+
+    with (
+        mock.patch.object(select_algorithm.TritonTemplate, "generate", observed_generate),
+        mock.patch.object(select_algorithm.TritonTemplateCaller, "benchmark", observed_benchmark),
+    ):
         select_algorithm.add_feedback_saver(save_feedback)
         try:
             yield observation
