@@ -1,0 +1,272 @@
+"""Markdown tables and the PNG chart, from the JSON files ``tools/bench`` writes."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+from .compiles import PART_VARIANTS, PARTS, VARIANTS
+from .stats import paired_ratios, span, summary
+
+__all__ = ["chart", "compile_markdown", "cpu_markdown", "load"]
+
+PATCHED_VS_STOCK_GOAL = 1.02
+#: "max-autotune runtime kept": at most default's, give or take do_bench noise.
+RUNTIME_GOAL = 1.05
+
+
+def load(paths: list[Path]) -> tuple[list[dict], list[dict]]:
+    """``(cpu results, compile results)``; each compile run gets ``session`` (its file's
+    index) so repetitions pair only within the file that measured them side by side."""
+    cpu, compiled = [], []
+    for session, path in enumerate(paths):
+        data = json.loads(Path(path).read_text())
+        if data.get("kind") == "cpu":
+            cpu.append(data)
+        elif data.get("kind") == "compile":
+            for run in data["runs"]:
+                run["session"] = session
+            compiled.append(data)
+        else:
+            raise SystemExit(f"{path}: not a tools/bench result (no known 'kind')")
+    return cpu, compiled
+
+
+# Parts 1-2 ---------------------------------------------------------------------------
+
+
+def cpu_markdown(data: dict) -> str:
+    imp, key = data["import"], data["key"]
+    lines = [
+        f"CPU: {data['machine']}; torch {data['torch']}, triton {data['triton']}, Python {data['python']}. "
+        f"Command: `{data['command']}`.",
+        "",
+        "| measured | median [spread] | goal | met |",
+        "|---|---|---|---|",
+    ]
+    for mode, how in (("cached", "bytecode cached, as installed"), ("uncached", "PYTHONDONTWRITEBYTECODE=1")):
+        ms = imp[mode]["ms"]
+        goal = f"≤ {imp['goal_ms']:.0f} ms, no torch._inductor" if mode == "cached" else "-"
+        met = _yes(imp["goal_met"]) if mode == "cached" else "-"
+        lines.append(
+            f"| `import inductor_fix` after `import torch`, ms ({how}; {ms['n']} fresh processes; "
+            f"torch._inductor modules imported: {len(imp['inductor_modules_imported'])}) | {span(ms, 2)} "
+            f"| {goal} | {met} |"
+        )
+    for case in ("distinct", "aliased"):
+        c = key["cases"][case]
+        lines.append(
+            f"| `make_key` per call, {case} inputs ({c['ratio']['n']} alternating rounds): stock "
+            f"{c['stock_ns']['median'] / 1e3:.1f} µs, patched {c['patched_ns']['median'] / 1e3:.1f} µs; "
+            f"ratio patched/stock (ratio of minimums {c['ratio_of_minimums']:.3f}) "
+            f"| {span(c['ratio'])} | ≤ {key['goal_ratio']} "
+            f"| {_yes(c['ratio']['median'] <= key['goal_ratio'])} |"
+        )
+    control = key["cases"].get("control")
+    if control:
+        lines.append(
+            f"| control: stock `make_key` timed against itself, ratio (this method's noise here) "
+            f"| {span(control['ratio'])} | - | - |"
+        )
+    wrapper = key["cases"].get("wrapper")
+    if wrapper:
+        lines.append(
+            f"| what the fix adds to one `make_key` call, µs (its wrapper around a constant-key "
+            f"`make_key`) | {span({k: v / 1e3 if k != 'n' else v for k, v in wrapper['added_ns'].items()}, 2)} "
+            f"| - | - |"
+        )
+    lines.append(
+        f"| one-time `inductor_fix.apply()` once Inductor is loaded (probe, fingerprints, patch), ms "
+        f"| {key['apply_ms']:.1f} (one sample) | - | - |"
+    )
+    return "\n".join(lines)
+
+
+# Part 3 ------------------------------------------------------------------------------
+
+
+def _total(run: dict, field: str) -> float:
+    return sum(run[field].values())
+
+
+def _runs(compiled: list[dict], part: str, variant: str) -> list[dict]:
+    return [r for data in compiled for r in data["runs"] if r["part"] == part and r["variant"] == variant]
+
+
+def _ok(runs: list[dict]) -> list[dict]:
+    return [r for r in runs if not r.get("error")]
+
+
+def _counts(values: list[int]) -> str:
+    values = sorted(set(values))
+    return "-" if not values else str(values[0]) if len(values) == 1 else f"{values[0]}-{values[-1]}"
+
+
+def cells(compiled: list[dict]) -> list[dict[str, Any]]:
+    """One row per (part, variant) measured: summaries over its successful runs."""
+    rows = []
+    for part, variants in PART_VARIANTS.items():
+        for variant in variants:
+            runs = _runs(compiled, part, variant)
+            if not runs:
+                continue
+            ok = _ok(runs)
+            rows.append(
+                {
+                    "part": part,
+                    "variant": variant,
+                    "runs": len(runs),
+                    "ok": len(ok),
+                    "error": next((r["error"] for r in runs if r.get("error")), None),
+                    "compile_s": summary([_total(r, "compile_s") for r in ok]),
+                    "runtime_ms": summary([_total(r, "runtime_ms") for r in ok]),
+                    "hits": _counts([_total(r, "hits") for r in ok]),
+                    "misses": _counts([_total(r, "misses") for r in ok]),
+                    "states": sorted({r.get("state", "?") for r in runs}),
+                    "guard": sorted({f"{k} {v}" for r in runs for k, v in (r.get("guard") or {}).items() if v}),
+                }
+            )
+    return rows
+
+
+@dataclasses.dataclass(frozen=True)
+class Ratio:
+    part: str
+    field: str  # "compile_s" or "runtime_ms"
+    numerator: str
+    denominator: str
+    goal: str = ""
+    met: Callable[[dict[str, float]], bool] | None = None
+
+    @property
+    def label(self) -> str:
+        what = "compile" if self.field == "compile_s" else "runtime"
+        return f"({self.part}) {what} {self.numerator} / {self.denominator}"
+
+
+RATIOS = (
+    Ratio("a", "compile_s", "patched", "stock", f"≤ {PATCHED_VS_STOCK_GOAL}, equal cache hits",
+          lambda s: s["median"] <= PATCHED_VS_STOCK_GOAL),
+    Ratio("a", "compile_s", "cache-off", "patched"),
+    Ratio("b", "compile_s", "cache-off", "patched", "> 1 (patched faster)", lambda s: s["median"] > 1),
+    Ratio("b", "compile_s", "clone", "patched"),
+    Ratio("a", "runtime_ms", "patched", "stock"),
+    Ratio("a", "runtime_ms", "patched", "default", f"≤ {RUNTIME_GOAL} (max-autotune kept)",
+          lambda s: s["median"] <= RUNTIME_GOAL),
+    Ratio("b", "runtime_ms", "patched", "default", f"≤ {RUNTIME_GOAL} (max-autotune kept)",
+          lambda s: s["median"] <= RUNTIME_GOAL),
+    Ratio("b", "runtime_ms", "clone", "patched"),
+)
+
+
+def _pairs(compiled: list[dict], ratio: Ratio) -> list[tuple[dict, dict]]:
+    """Successful runs of the two variants from the same file and repetition."""
+    def key(run: dict) -> tuple[int, int]:
+        return run.get("session", 0), run["rep"]
+
+    by_rep = {key(r): r for r in _ok(_runs(compiled, ratio.part, ratio.denominator))}
+    return [(r, by_rep[key(r)]) for r in _ok(_runs(compiled, ratio.part, ratio.numerator)) if key(r) in by_rep]
+
+
+def ratios(compiled: list[dict]) -> list[dict[str, Any]]:
+    smoke = any(data["device"] != "cuda" for data in compiled)
+    rows = []
+    for ratio in RATIOS:
+        pairs = _pairs(compiled, ratio)
+        if not pairs:
+            continue
+        s = paired_ratios([_total(n, ratio.field) for n, _ in pairs], [_total(d, ratio.field) for _, d in pairs])
+        met = ratio.met(s) if ratio.met else None
+        if ratio.numerator == "patched" and ratio.denominator == "stock" and ratio.field == "compile_s":
+            # Equal keys for non-aliased inputs: the fix must not cost a single cache hit.
+            met = met and all(_total(n, "hits") == _total(d, "hits") for n, d in pairs)
+        if smoke and met is not None:
+            met = "smoke"  # CPU harness: launches compute nothing, no verdict
+        rows.append({"label": ratio.label, "ratio": s, "goal": ratio.goal, "met": met})
+    return rows
+
+
+def compile_markdown(compiled: list[dict]) -> str:
+    first = compiled[0]
+    reps = max((r["rep"] + 1 for data in compiled for r in data["runs"]), default=0)
+    commands = ", ".join(f"`{data['command']}`" for data in compiled)
+    smoke = any(data["device"] != "cuda" for data in compiled)
+    runtime = "3 calls timed under the CPU harness, meaningless" if smoke else "`do_bench` median"
+    lines = [
+        f"{first.get('device_name')}; torch {first.get('torch')}, triton {first.get('triton')}, "
+        f"Python {first.get('python')}. Up to {reps} repetitions per variant, each in a fresh process with a "
+        f"fresh `TORCHINDUCTOR_CACHE_DIR`, variants interleaved round-robin. Compile s: first call of every "
+        f"compiled function, summed; runtime: {runtime}, summed. Command: {commands}.",
+        "",
+        "| workload | variant | setting | compile s, median [min-max] | codegen cache hits / misses "
+        "| runtime ms, median [min-max] | runs ok |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in cells(compiled):
+        variant = VARIANTS[row["variant"]]
+        setting = f"`{variant.mode}`; {variant.about}"
+        ok = f"{row['ok']}/{row['runs']}"
+        if row["error"]:
+            ok += f" (crash: {row['error']})"
+        if row["guard"]:
+            ok += f" (guard: {', '.join(row['guard'])})"
+        if variant.fix and row["states"] != ["applied"] and variant.mode == "max-autotune-no-cudagraphs":
+            ok += f" (fix state: {', '.join(row['states'])})"
+        lines.append(
+            f"| ({row['part']}) {PARTS[row['part']]} | {row['variant']} | {setting} | {span(row['compile_s'], 2)} "
+            f"| {row['hits']} / {row['misses']} | {span(row['runtime_ms'], 4)} | {ok} |"
+        )
+    lines += ["", "| ratio, paired by repetition | median [min-max] | goal | met |", "|---|---|---|---|"]
+    for row in ratios(compiled):
+        met = {True: "yes", False: "**no**", None: "-", "smoke": "(CPU smoke)"}[row["met"]]
+        lines.append(f"| {row['label']} | {span(row['ratio'])} | {row['goal'] or '-'} | {met} |")
+    return "\n".join(lines)
+
+
+def _yes(value: bool) -> str:
+    return "yes" if value else "**no**"
+
+
+# The chart ---------------------------------------------------------------------------
+
+
+def chart(compiled: list[dict], out: Path) -> None:
+    """Bars of median compile seconds (top) and runtime (bottom) per variant, one
+    column per workload; whiskers span min to max; hits/misses under each bar."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display; must precede pyplot
+    import matplotlib.pyplot as plt
+
+    rows = cells(compiled)
+    parts = [part for part in PART_VARIANTS if any(r["part"] == part for r in rows)]
+    colors = dict(zip(VARIANTS, plt.get_cmap("tab10").colors))
+    figure, axes = plt.subplots(2, len(parts), figsize=(5.5 * len(parts), 7), squeeze=False)
+    for column, part in enumerate(parts):
+        part_rows = [r for r in rows if r["part"] == part]
+        names = [r["variant"] for r in part_rows]
+        for row_index, (field, unit) in enumerate((("compile_s", "compile s (first calls)"), ("runtime_ms", "runtime ms"))):
+            axis = axes[row_index][column]
+            medians = [r[field].get("median", 0.0) for r in part_rows]
+            low = [m - r[field].get("min", m) for m, r in zip(medians, part_rows)]
+            high = [r[field].get("max", m) - m for m, r in zip(medians, part_rows)]
+            bars = axis.bar(names, medians, yerr=[low, high], capsize=4, color=[colors[n] for n in names])
+            for bar, r, median in zip(bars, part_rows, medians):
+                text = f"{median:.3g}" if r["ok"] else "crashed"
+                axis.annotate(text, (bar.get_x() + bar.get_width() / 2, median), ha="center", va="bottom",
+                              xytext=(0, 3), textcoords="offset points", fontsize=8)
+            axis.set_ylabel(unit)
+            if row_index == 0:
+                axis.set_title(f"({part}) {PARTS[part]}")
+                axis.set_xticks(range(len(names)), [f"{r['variant']}\n{r['hits']} hits / {r['misses']} misses"
+                                                    for r in part_rows], fontsize=8)
+    first = compiled[0]
+    smoke = " - CPU smoke: runtimes mean nothing" if any(d["device"] != "cuda" for d in compiled) else ""
+    figure.suptitle(f"inductor_fix: torch.compile, {first.get('device_name')}, torch {first.get('torch')} "
+                    f"(median, whiskers min-max){smoke}", fontsize=10)
+    figure.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out, dpi=120)
+    plt.close(figure)
