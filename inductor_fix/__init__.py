@@ -27,6 +27,7 @@ CLI: ``python -m inductor_fix status`` and ``python -m inductor_fix check``.
 
 from __future__ import annotations
 
+from . import _core
 from ._core import applied, apply, remove, removed, status
 from ._warnings import InductorFixWarning, warn_once
 from .status import PatchStatus, State, Status
@@ -47,7 +48,7 @@ __version__ = "0.1.0"
 
 def _apply_at_import() -> None:
     try:
-        apply()
+        _core.install()
     except Exception as error:  # never raise at import
         warn_once(f"inductor_fix: not applied, unexpected error: {type(error).__name__}: {error}")
 

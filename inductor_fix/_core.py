@@ -20,7 +20,7 @@ from ._registry import Registry
 from ._warnings import warn_once
 from .status import PatchStatus, State, Status
 
-__all__ = ["applied", "apply", "disabled_by_environment", "remove", "removed", "status"]
+__all__ = ["applied", "apply", "disabled_by_environment", "install", "remove", "removed", "status"]
 
 DISABLE_VARIABLE = "INDUCTOR_FIX_DISABLE"
 
@@ -91,26 +91,31 @@ def apply() -> Status:
     :class:`~inductor_fix.InductorFixWarning`. With ``INDUCTOR_FIX_DISABLE=1``
     nothing is patched and the state is ``disabled``.
     """
+    install()
+    return status()
+
+
+def install() -> None:
+    """:func:`apply` without building the returned status (package metadata lookups
+    that ``import inductor_fix`` need not pay for)."""
     global _wanted
     with _lock:
         if disabled_by_environment():
             if not _wanted:
                 for patch in PATCHES:
                     _states[patch.name] = (State.DISABLED, f"{DISABLE_VARIABLE} is set")
-                return status()
-        else:
-            _wanted = True
-            _hook.install()
-            reason = f"waiting for {MODULE} to be imported"
-            if _torch_version() is None:
-                reason = f"torch is not installed; {reason}"
-            for patch in PATCHES:
-                if _states[patch.name][0] in (State.REMOVED, State.DISABLED):
-                    _states[patch.name] = (State.PENDING, reason)
+            return
+        _wanted = True
+        _hook.install()
+        reason = f"waiting for {MODULE} to be imported"
+        if _torch_version() is None:
+            reason = f"torch is not installed; {reason}"
+        for patch in PATCHES:
+            if _states[patch.name][0] in (State.REMOVED, State.DISABLED):
+                _states[patch.name] = (State.PENDING, reason)
     module = _hook.loaded_module()  # outside the lock: may wait for another thread's import
     if module is not None:
         _on_import(module)
-    return status()
 
 
 def remove() -> Status:

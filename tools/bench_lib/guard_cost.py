@@ -68,6 +68,7 @@ def worker(repetitions: int) -> dict[str, Any]:
     ratios = [total / unguarded for total, unguarded in pairs]
     overhead_us = [(total - unguarded) * 1e6 for total, unguarded in pairs]
     return {
+        "kind": "guard",
         "torch": torch.__version__,
         "choices": len(pairs),
         "generate_ms": summary([u * 1e3 for _, u in pairs]),

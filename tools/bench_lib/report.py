@@ -18,12 +18,12 @@ RUNTIME_GOAL = 1.05
 
 
 def load(paths: list[Path]) -> tuple[list[dict], list[dict]]:
-    """``(cpu results, compile results)``; each compile run gets ``session`` (its file's
-    index) so repetitions pair only within the file that measured them side by side."""
+    """``(cpu and guard results, compile results)``; each compile run gets ``session`` (its
+    file's index) so repetitions pair only within the file that measured them side by side."""
     cpu, compiled = [], []
     for session, path in enumerate(paths):
         data = json.loads(Path(path).read_text())
-        if data.get("kind") == "cpu":
+        if data.get("kind") in ("cpu", "guard"):
             cpu.append(data)
         elif data.get("kind") == "compile":
             for run in data["runs"]:
