@@ -17,7 +17,7 @@ __all__ = ["ProbeError", "keys_separate_aliasing"]
 
 #: A value for every ``make_key`` parameter seen in torch 2.8.0-2.15.0, chosen
 #: so that the key is cacheable (no subgraphs, no workspace, a fixed layout).
-_ARGUMENTS: dict[str, Any] = {
+PROBE_ARGUMENTS: dict[str, Any] = {
     "num_stages": 1,
     "num_warps": 4,
     "prefix_args": 0,
@@ -48,7 +48,7 @@ def _arguments(make_key: Callable[..., Any], select_algorithm: ModuleType) -> tu
     layout = ir.FixedLayout(torch.device("cpu"), torch.float32, [2, 8, 8], [64, 8, 1])
     x = ir.Buffer(name="inductor_fix_probe_x", layout=layout)
     y = ir.Buffer(name="inductor_fix_probe_y", layout=layout)
-    arguments = dict(_ARGUMENTS, layout=layout, call_sizes=layout.size)
+    arguments = dict(PROBE_ARGUMENTS, layout=layout, call_sizes=layout.size)
     # signature() follows __wrapped__, so another package's functools.wraps wrapper probes too.
     parameters = list(inspect.signature(make_key).parameters.values())[1:]  # drop self
     required = [p for p in parameters if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]

@@ -125,33 +125,43 @@ def _run_compiles(
     op: Op, aliasing: Sequence[bool], device: str, compare: bool, dtype: Any, compile_options: dict[str, Any]
 ) -> list[Step]:
     import torch
-    from torch._dynamo.utils import counters
 
     steps: list[Step] = []
     for aliased in aliasing:
         operands = make_operands(op, aliased, device, dtype, seed=len(steps))
         torch._dynamo.reset()
         compiled = torch.compile(lambda *xs: op.call(*xs), mode=MODE, fullgraph=True, **compile_options)
-        hits = counters["inductor"]["generated_module_cache_hit"]
-        try:
-            result, seconds = _timed_call(compiled, operands, device)
-        except Exception as error:
-            steps.append(Step(aliased, describe_error(error), 0.0, counters["inductor"]["generated_module_cache_hit"] - hits))
+        check = (lambda result: _max_rel_error(result, op.call(*operands))) if compare else None
+        steps.append(_compile_step(aliased, compiled, operands, device, check))
+        if steps[-1].error:
             break
-        hits = counters["inductor"]["generated_module_cache_hit"] - hits
-        error = _max_rel_error(result, op.call(*operands)) if compare else None
-        steps.append(Step(aliased, None, seconds, hits, error))
     return steps
 
 
-def _timed_call(compiled: Callable[..., Any], args: tuple[Any, ...], device: str) -> tuple[Any, float]:
+def _compile_step(
+    aliased: bool,
+    compiled: Callable[..., Any],
+    args: tuple[Any, ...],
+    device: str,
+    check: Callable[[Any], float] | None,
+) -> Step:
+    """The first (compiling) call of ``compiled``, timed, with the codegen-cache hits it
+    caused; ``check(result)`` gives the max relative error against eager."""
     import torch
+    from torch._dynamo.utils import counters
 
+    hits = counters["inductor"]["generated_module_cache_hit"]
     start = time.perf_counter()
-    result = compiled(*args)
-    if device != "cpu":
-        torch.cuda.synchronize()
-    return result, time.perf_counter() - start
+    try:
+        result = compiled(*args)
+        if device != "cpu":
+            torch.cuda.synchronize()
+    except Exception as error:
+        hits = counters["inductor"]["generated_module_cache_hit"] - hits
+        return Step(aliased, describe_error(error), time.perf_counter() - start, hits)
+    seconds = time.perf_counter() - start
+    hits = counters["inductor"]["generated_module_cache_hit"] - hits
+    return Step(aliased, None, seconds, hits, check(result) if check else None)
 
 
 def optimizer_step(device: str, *, compare: bool, batch: int = 4, n: int = 128, dtype: Any = None) -> list[Step]:
@@ -165,7 +175,6 @@ def optimizer_step(device: str, *, compare: bool, batch: int = 4, n: int = 128, 
     ``compare=True`` checks both compiled results (state updates, projection) against eager.
     """
     import torch
-    from torch._dynamo.utils import counters
     from torch._inductor import config
 
     beta = 0.95
@@ -190,21 +199,18 @@ def optimizer_step(device: str, *, compare: bool, batch: int = 4, n: int = 128, 
             (True, update, lambda: (grad, torch.zeros_like(grad), torch.zeros_like(grad))),
             (False, project, lambda: (grad, q_left, q_right)),
         ):
-            compiled = torch.compile(function, mode=MODE, fullgraph=True)
             args, eager_args = make_args(), make_args()
-            hits = counters["inductor"]["generated_module_cache_hit"]
-            try:
-                result, seconds = _timed_call(compiled, args, device)
-            except Exception as error:
-                steps.append(Step(aliased, describe_error(error), 0.0, counters["inductor"]["generated_module_cache_hit"] - hits))
-                break
-            hits = counters["inductor"]["generated_module_cache_hit"] - hits
-            max_error = None
-            if compare:
+
+            def check(result, function=function, args=args, eager_args=eager_args):
                 expected = function(*eager_args)
+                # update() returns None and mutates its state arguments: compare those.
                 pairs = [(result, expected)] if result is not None else list(zip(args[1:], eager_args[1:]))
-                max_error = max(_max_rel_error(a, e) for a, e in pairs)
-            steps.append(Step(aliased, None, seconds, hits, max_error))
+                return max(_max_rel_error(a, e) for a, e in pairs)
+
+            compiled = torch.compile(function, mode=MODE, fullgraph=True)
+            steps.append(_compile_step(aliased, compiled, args, device, check if compare else None))
+            if steps[-1].error:
+                break
     return steps
 
 

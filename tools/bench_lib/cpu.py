@@ -45,24 +45,12 @@ print(json.dumps({
 """
 
 #: ``make_key`` arguments of a real (4, 128, 128) fp32 bmm choice, as recorded from a
-#: torch 2.14 compile, for every parameter of torch 2.8-2.15 (``_key_arguments``
-#: adds the nodes, layouts and epilogue).
-KEY_ARGUMENTS: dict[str, Any] = {
+#: torch 2.14 compile: the probe's values for every parameter of torch 2.8-2.15, with
+#: this choice's stages and template kwargs (``_key_arguments`` adds nodes, layouts, epilogue).
+KEY_CHOICE: dict[str, Any] = {
     "num_stages": 3,
-    "num_warps": 4,
-    "prefix_args": 0,
-    "suffix_args": 0,
-    "tma_store": False,
-    "tma_load_for_template_epilogue": False,
-    "transpose_discontiguous_tensor_descriptors_override": None,
-    "subgraphs": None,
-    "workspace_arg": None,
-    "num_consumer_groups": 0,
-    "num_buffers_warp_spec": 0,
     "kwargs": {"EVEN_K": True, "USE_FAST_ACCUM": False, "ACC_TYPE": "tl.float32", "BLOCK_M": 64, "BLOCK_N": 64,
                "BLOCK_K": 32, "GROUP_M": 8, "ALLOW_TF32": False},
-    "hint_override": None,
-    "triton_meta": None,
 }
 
 
@@ -137,8 +125,11 @@ def _key_arguments(select_algorithm: Any, make_key: Any, aliased: bool) -> tuple
     y = x if aliased else ir.StorageBox(ir.InputBuffer(name="arg1_1", layout=layout()))
     out = layout()
     identity = getattr(select_algorithm, "identity", None)  # what bmm passes as its epilogue
+    from inductor_fix._probe import PROBE_ARGUMENTS
+
     values = dict(
-        KEY_ARGUMENTS,
+        PROBE_ARGUMENTS,
+        **KEY_CHOICE,
         input_nodes=[x, y],
         call_sizes=out.size,
         layout=out,
