@@ -20,9 +20,10 @@ setup(
     # already have and must never make pip replace it.
     install_requires=["packaging>=20"],
     extras_require={
-        # Only for a venv without torch: an installed torch >= 2.8 is kept as is.
-        "check": ["torch>=2.8"],
-        "test": ["torch>=2.8", "pytest>=7", "hypothesis>=6.100", "expecttest>=0.2"],
+        # Only for a venv without torch: an installed torch >= 2.8 is kept as is. numpy:
+        # torch does not require it, but torch.testing and Inductor's benchmarks import it.
+        "check": ["torch>=2.8", "numpy"],
+        "test": ["torch>=2.8", "numpy", "pytest>=7", "hypothesis>=6.100", "expecttest>=0.2"],
     },
     entry_points={"console_scripts": ["inductor-fix=inductor_fix.cli:main"]},
     classifiers=[

@@ -27,8 +27,9 @@ DISABLE_VARIABLE = "INDUCTOR_FIX_DISABLE"
 _lock = threading.RLock()
 _registry = Registry()
 _states: dict[str, tuple[State, str]] = {patch.name: (State.REMOVED, "not applied") for patch in PATCHES}
-#: id() of the module each patch was last decided for, so a decision is made once per module.
-_decided: dict[str, int] = {}
+#: id()s of the classes each patch was last decided for: a decision is made once per
+#: class object, and again after a reload of the module creates new ones.
+_decided: dict[str, tuple[int, ...]] = {}
 #: True between apply() and remove(): the hook's callback patches only then.
 _wanted = False
 
@@ -73,9 +74,10 @@ def _on_import(module: ModuleType) -> None:
         if not _wanted:
             return
         for patch in PATCHES:
-            if _decided.get(patch.name) == id(module):
+            owners = tuple(id(getattr(module, owner, None)) for owner, _ in patch.wraps)
+            if _decided.get(patch.name) == owners:
                 continue
-            _decided[patch.name] = id(module)
+            _decided[patch.name] = owners
             _states[patch.name] = _install(patch, module)
 
 
@@ -133,7 +135,8 @@ def remove() -> Status:
                 owner = getattr(module, owner_name, None)
                 if owner is not None:
                     _registry.restore(owner, attribute)
-            _states[patch.name] = (State.REMOVED, "inductor_fix.remove() restored the originals")
+            if _states[patch.name][0] != State.DISABLED:  # keep saying why nothing was applied
+                _states[patch.name] = (State.REMOVED, "inductor_fix.remove() restored the originals")
         _decided.clear()
         return status()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import warnings
 
@@ -25,11 +26,17 @@ def warn_once(message: str, *, stacklevel: int = 2) -> bool:
 
     Returns True if the warning was emitted. Deduplication is per process and per
     exact message, independent of the ``warnings`` module's own registry (which is
-    per call site and reset by ``warnings.simplefilter``).
+    per call site and reset by ``warnings.simplefilter``). Never raises: where
+    warnings are errors, the message goes to the ``inductor_fix`` logger instead.
     """
     with _seen_lock:
         if message in _seen:
             return False
         _seen.add(message)
-    warnings.warn(message, InductorFixWarning, stacklevel=stacklevel + 1)
+    try:
+        warnings.warn(message, InductorFixWarning, stacklevel=stacklevel + 1)
+    except Warning:
+        # Warnings turned into errors (-W error, filterwarnings=error) must not make
+        # the package raise at import or inside torch's own import: log it instead.
+        logging.getLogger("inductor_fix").warning("%s", message)
     return True

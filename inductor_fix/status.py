@@ -52,8 +52,10 @@ class Status:
     """The package as a whole.
 
     ``state`` and ``reason`` are those of the ``cache-key`` patch, the fix for
-    pytorch/pytorch#188069; ``patches`` lists every patch. ``torch_version`` and
-    ``triton_version`` are installed distribution versions (None when absent).
+    pytorch/pytorch#188069; ``patches`` lists every patch. ``torch_version`` is
+    ``torch.__version__`` once torch is imported (``"2.14.1+cu130"``), else the
+    installed distribution's version (``"2.14.1"``); ``triton_version`` the
+    installed distribution's. Both are None when not installed.
     """
 
     state: State

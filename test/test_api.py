@@ -165,6 +165,19 @@ class TestGating(TestCase):
             inductor_fix.apply()
         self.assertEqual([w for w in caught if issubclass(w.category, inductor_fix.InductorFixWarning)], [])
 
+    def test_warnings_as_errors_never_raise(self) -> None:
+        """-W error must not turn the "not applied" warning into an exception in torch's import."""
+
+        def make_key(self, input_nodes, werror_probe_parameter):
+            return "key"
+
+        CACHE.make_key = make_key
+        with warnings.catch_warnings(), self.assertLogs("inductor_fix", "WARNING") as logs:
+            warnings.simplefilter("error")
+            status = inductor_fix.apply()
+        self.assertEqual(status.state, State.UNSUPPORTED)
+        self.assertIn("werror_probe_parameter", "\n".join(logs.output))
+
     def test_unsupported_when_source_differs_from_release(self) -> None:
         """A synthetic change to make_key's source on a recorded release is not patched."""
         if str(TORCH_RELEASE) not in RECORDED:
@@ -188,6 +201,16 @@ class TestGating(TestCase):
 
 
 class TestDisabledProcess(TestCase):
+    def test_reload_of_select_algorithm_is_patched_again(self) -> None:
+        result = run_python(
+            """
+            import importlib, inductor_fix, torch._inductor.select_algorithm as sa
+            sa = importlib.reload(sa)
+            print(inductor_fix.status().state, hasattr(sa.GeneratedCodeCache.make_key, "__wrapped__"))
+            """
+        )
+        self.assertEqual(result.stdout.split(), ["applied", "True"], result.stderr[-2000:])
+
     def test_environment_variable_turns_import_off(self) -> None:
         result = run_python(
             """

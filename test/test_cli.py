@@ -59,6 +59,22 @@ class TestCheckCommand(TestCase):
         self.assertEqual(exit_status, 1)
         self.assertIn("verdict: FAIL", text)
 
+    def test_verdict_separates_cases_without_result(self) -> None:
+        cases = [
+            Case("bmm", "alias-first", "stock", "cpu", failure="timed out after 1 s"),
+            Case("bmm", "alias-first", "patched", "cpu", failure="timed out after 1 s"),
+        ]
+        text, exit_status = verdict(cases)
+        self.assertEqual(exit_status, 2)
+        self.assertIn("stock:   crashed in 0/1 cases", text)
+        self.assertIn("verdict: ERROR", text)
+
+    def test_bad_arguments_are_usage_errors(self) -> None:
+        for args in (["--ops", ""], ["--ops", "foo"], ["--jobs", "-1"], ["--timeout", "0"]):
+            result = _cli("check", *args, timeout=60)
+            self.assertEqual(result.returncode, 2, args)
+            self.assertIn("usage:", result.stderr)
+
 
 class TestRepository(TestCase):
     """README's two commands exist, and .ci/run runs README's test command verbatim."""

@@ -8,7 +8,7 @@ a fresh ``TORCHINDUCTOR_CACHE_DIR``, and prints a verdict table.
 On a CUDA machine the kernels run for real and patched outputs are compared
 with eager. On a CPU-only machine the Triton-on-CPU harness
 (:mod:`inductor_fix.testing.harness`) runs the same Inductor code with launches
-replaced by an arity oracle. Exit status 1 if any patched case fails.
+replaced by an arity oracle. Exit status 1 if a patched case crashes, 2 if a case gives no result.
 """
 
 from __future__ import annotations
@@ -45,7 +45,10 @@ class Case:
     mode: str
     device: str
     ok: bool = False
+    #: The compile's error (the bug, or another crash), None if it compiled.
     error: str | None = None
+    #: Why the case produced no result at all (timeout, a failed case process).
+    failure: str | None = None
     state: str | None = None
     seconds: float = 0.0
     steps: list[dict[str, Any]] = dataclasses.field(default_factory=list)
@@ -54,6 +57,8 @@ class Case:
 
     @property
     def cell(self) -> str:
+        if self.failure:
+            return f"no result: {self.failure}"
         if self.ok:
             extra = ""
             errors = [s["max_rel_error"] for s in self.steps if s.get("max_rel_error") is not None]
@@ -78,13 +83,13 @@ def _run_case(case: Case, timeout: float, threads: int | None) -> Case:
         try:
             process = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
-            case.error = f"timed out after {timeout:.0f} s"
+            case.failure = f"timed out after {timeout:g} s"
             return case
         case.seconds = time.perf_counter() - start
     lines = [line for line in process.stdout.splitlines() if line.startswith(RESULT_MARKER)]
     if not lines:
         tail = (process.stderr.strip().splitlines() or ["no output"])[-1]
-        case.error = f"case process failed (exit {process.returncode}): {tail}"
+        case.failure = f"case process failed (exit {process.returncode}): {tail}"
         return case
     result = json.loads(lines[-1][len(RESULT_MARKER) :])
     case.state, case.steps, case.guard = result["state"], result["steps"], result["guard"]
@@ -124,8 +129,20 @@ def run_check(
     except ImportError:
         print("inductor_fix check: torch is not installed", file=sys.stderr)
         return 2
+    except Exception as error:
+        print(f"inductor_fix check: importing torch failed: {type(error).__name__}: {error}", file=sys.stderr)
+        return 2
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        print("inductor_fix check: --device cuda, but torch sees no CUDA device", file=sys.stderr)
+        return 2
+    if json_path:
+        try:
+            open(json_path, "a").close()  # fail now, not after every case has run
+        except OSError as error:
+            print(f"inductor_fix check: cannot write --json {json_path}: {error}", file=sys.stderr)
+            return 2
     cpus = os.cpu_count() or 1
     jobs = jobs or (cpus if device == "cpu" else max(1, min(8, cpus // 2)))
     threads = None if device == "cpu" else max(1, cpus // jobs)
@@ -157,16 +174,26 @@ def run_check(
 
 
 def verdict(cases: list[Case]) -> tuple[str, int]:
-    """The table and summary lines for ``cases``, and the exit status (1 if any patched case failed)."""
-    stock_crashes = sum(not c.ok for c in cases if c.mode == "stock")
+    """The table and summary lines for ``cases``, and the exit status: 0 if every patched
+    case compiled, 1 if a patched compile crashed, 2 if a case gave no result."""
+    stock = [c for c in cases if c.mode == "stock"]
     patched = [c for c in cases if c.mode == "patched"]
-    failures = [c for c in patched if not c.ok]
-    states = ", ".join(sorted({c.state or "?" for c in patched}))
+    crashed = [c for c in patched if c.error]
+    no_result = [c for c in cases if c.failure]
+    states = ", ".join(sorted({c.state for c in patched if c.state})) or "unknown"
     lines = [
         _table(cases),
         "",
-        f"stock:   crashed in {stock_crashes}/{len(patched)} cases",
-        f"patched: ok in {len(patched) - len(failures)}/{len(patched)} cases (inductor_fix state: {states})",
-        "verdict: " + ("FAIL - the fix did not hold" if failures else "PASS - patched compiles never crashed"),
+        f"stock:   crashed in {sum(bool(c.error) for c in stock)}/{len(stock)} cases",
+        f"patched: ok in {sum(c.ok for c in patched)}/{len(patched)} cases (inductor_fix state: {states})",
     ]
-    return "\n".join(lines), 1 if failures else 0
+    if crashed:
+        lines.append("verdict: FAIL - a patched compile crashed: the fix did not hold")
+        status = 1
+    elif no_result:
+        lines.append(f"verdict: ERROR - {len(no_result)} case(s) gave no result (see 'no result' cells)")
+        status = 2
+    else:
+        lines.append("verdict: PASS - patched compiles never crashed")
+        status = 0
+    return "\n".join(lines), status
