@@ -77,7 +77,8 @@ class TestCheckCommand(TestCase):
 
 
 class TestRepository(TestCase):
-    """README's two commands exist, and .ci/run runs README's test command verbatim."""
+    """README's two commands exist, .ci/run runs README's test command verbatim, and
+    README's version matrix is the one rendered from the committed JSON."""
 
     def test_readme_commands_match_ci(self) -> None:
         readme = (ROOT / "README.md").read_text()
@@ -86,6 +87,18 @@ class TestRepository(TestCase):
         self.assertIn("inductor_fix check", commands[0])
         self.assertIn("pytest", commands[1])
         self.assertIn(commands[1], (ROOT / ".ci" / "run").read_text())
+
+    def test_readme_matrix_matches_results_json(self) -> None:
+        # README's version-matrix section is tools/run_matrix --report-md, rendered from the JSON.
+        sys.path.insert(0, str(ROOT / "tools"))
+        try:
+            from matrix_lib import results
+        finally:
+            sys.path.remove(str(ROOT / "tools"))
+        data = results.load(ROOT / "docs" / "matrix" / "results.json")
+        self.assertEqual(len(data["releases"]), 7)
+        self.assertTrue(all(entry["verdict"] == "ok" for entry in data["releases"]))
+        self.assertIn(results.markdown(data), (ROOT / "README.md").read_text())
 
 
 if __name__ == "__main__":

@@ -1,0 +1,9 @@
+"""Helpers of ``tools/run_matrix``: expectations, the suite runs, and the results file.
+
+- :mod:`matrix_lib.expectations` - what each torch release must do, as data;
+- :mod:`matrix_lib.phases` - running the CPU property suite stock / patched / diff-applied;
+- :mod:`matrix_lib.results` - the JSON results file (also the resume state), table and markdown.
+
+Importable with ``tools/`` on ``sys.path`` (a test checking README's table does
+``from matrix_lib.results import load, markdown``).
+"""

@@ -1,0 +1,232 @@
+"""Run the CPU property suite in one torch venv: stock, patched (monkeypatch), diff-applied.
+
+Every phase runs, from the project root with the venv's python::
+
+    [INDUCTOR_FIX_DISABLE=1] python -m pytest -q -p no:cacheprovider test/test_properties.py -k TestArityProperties
+
+with ``INDUCTOR_FIX_HYPOTHESIS_MAX_EXAMPLES`` bounding the generated examples
+(the pinned ``@example`` regressions always run). Each starts and ends with
+the torch files the patches touch restored from their pristine copies, and
+the diff phase applies the release's patches from ``patches/`` in between.
+That bookkeeping (pristine backups in ``<venv>/pristine/``, ``git apply``
+that cannot be fooled by the enclosing checkout) is ``tools/check_patches``'s,
+imported from it rather than copied, so both tools share one set of backups.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import importlib.machinery
+import importlib.util
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Callable, Iterator
+
+from . import expectations as ex
+
+TOOLS = Path(__file__).resolve().parents[1]
+PROJECT = TOOLS.parent
+PATCHES = PROJECT / "patches"
+SUITE = ("test/test_properties.py", "-k", "TestArityProperties")
+PYTEST = ("-m", "pytest", "-q", "-p", "no:cacheprovider", *SUITE)
+
+
+def check_patches():
+    """``tools/check_patches`` as a module (a script without ``.py``; its CLI runs only under __main__)."""
+    loader = importlib.machinery.SourceFileLoader("check_patches", str(TOOLS / "check_patches"))
+    spec = importlib.util.spec_from_loader("check_patches", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+_CHECK_PATCHES = None
+
+
+def _cp():
+    global _CHECK_PATCHES
+    if _CHECK_PATCHES is None:
+        _CHECK_PATCHES = check_patches()
+    return _CHECK_PATCHES
+
+
+def shown(path: Path) -> str:
+    """``path`` relative to the project if it is inside it (check_patches' rule)."""
+    return _cp().shown(path)
+
+
+# --- the venv -------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def locked(env, say: Callable[[str], None]) -> Iterator[None]:
+    """Hold ``<venv root>/.locks/<venv>`` so two matrix runs never patch one venv's torch at once.
+
+    tools/check_patches takes no such lock: do not run it on the same venv meanwhile.
+    """
+    locks = env.path.parent / ".locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    with open(locks / env.path.name, "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say(f"waiting for another run_matrix using {env.path}")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def all_patches() -> list[Path]:
+    """Every patch in patches/: the top-level ones, then the per-release variants."""
+    return sorted(PATCHES.glob("*.patch")) + sorted(PATCHES.glob("*/*.patch"))
+
+
+@contextlib.contextmanager
+def pristine(env) -> Iterator[Path]:
+    """Site-packages with every file any patch touches restored to stock, before and after.
+
+    Restoring first also repairs a venv left patched by an interrupted run.
+    Yields the site-packages folder.
+    """
+    cp = _cp()
+    paths = sorted({path for patch in all_patches() for path in cp.torch_paths(patch)})
+    files = cp.Pristine(env, paths)
+    try:
+        files.ensure_backups()
+    except SystemExit as refusal:  # check_patches' way to refuse a tampered file without a backup
+        raise RuntimeError(str(refusal)) from None
+    files.restore()
+    try:
+        yield env.site_packages
+    finally:
+        files.restore()
+
+
+def base_commit(patch: Path) -> str | None:
+    """The ``base-commit:`` line git format-patch --base writes after the diff."""
+    match = re.search(r"^base-commit: ([0-9a-f]{40})$", patch.read_text(), flags=re.M)
+    return match.group(1) if match else None
+
+
+def apply_patches(site_packages: Path, git_version: str, release: str) -> list[dict]:
+    """Apply the diff phase's patches to the pristine files; each one applied, with why.
+
+    The patches whose base commit is this build's ``torch.version.git_version``
+    (0001 on 2.14.1, its variants in patches/<release>/ on theirs, 0002 on 2.15.0);
+    one of those that does not apply is a RuntimeError. For any other build (a
+    nightly, a local wheel): each top-level patch, as its per-release variant if
+    one is shipped, that ``git apply`` takes as it is ("clean" or "offset").
+    """
+    cp = _cp()
+    exact = [patch for patch in all_patches() if base_commit(patch) == git_version]
+    candidates = exact or [cp.variant_of(patch, release) or patch for patch in sorted(PATCHES.glob("*.patch"))]
+    applied = []
+    for patch in candidates:
+        how = "base"
+        if not exact:  # checked against the files as the patches before it left them
+            how, _ = cp.classify(patch, site_packages)
+            if how not in ("clean", "offset"):
+                continue
+        ok, output = cp.git_apply(patch, site_packages, check=False)
+        if not ok:
+            raise RuntimeError(f"git apply {shown(patch)} failed: {output.strip()}")
+        applied.append({"patch": shown(patch), "how": how})
+    return applied
+
+
+# --- one phase ------------------------------------------------------------------
+
+
+def suite_environment(disable: bool, max_examples: int) -> dict[str, str]:
+    """This process's environment for a phase: INDUCTOR_FIX_* only as the phase sets them,
+    so a variable left in the caller's shell cannot change what a phase means."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("INDUCTOR_FIX_")}
+    environment["INDUCTOR_FIX_HYPOTHESIS_MAX_EXAMPLES"] = str(max_examples)
+    environment["PYTHONUNBUFFERED"] = "1"  # pytest's progress reaches the log as it happens
+    if disable:
+        environment["INDUCTOR_FIX_DISABLE"] = "1"
+    return environment
+
+
+def _progress(log: Path) -> str:
+    """Tests finished so far, from pytest -q's progress characters (``..F.s``) in its log."""
+    marks = "".join(re.findall(r"^([.FEsxX]+)(?:\s*\[\s*\d+%\])?$", log.read_text(errors="replace"), flags=re.M))
+    failed = marks.count("F") + marks.count("E")
+    return f"{len(marks)} test(s) finished" + (f", {failed} failed" if failed else "") if marks else "no test finished yet"
+
+
+def run_pytest(env, log: Path, environment: dict[str, str], *, timeout: float, every: float,
+               say: Callable[[str], None]) -> tuple[int | None, float]:
+    """The suite in ``env``, output to ``log``; (exit status or None on timeout, seconds).
+
+    Says the elapsed time and progress every ``every`` seconds. pytest runs in its
+    own process group so a timeout or Ctrl-C ends it and its compile workers.
+    """
+    start = time.monotonic()
+    with open(log, "w") as out:
+        process = subprocess.Popen([str(env.python), *PYTEST], cwd=PROJECT, env=environment,
+                                   stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            next_report = start + every
+            while process.poll() is None:
+                time.sleep(1)
+                now = time.monotonic()
+                if now - start > timeout:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait()
+                    return None, now - start
+                if now >= next_report:
+                    say(f"{elapsed(now - start)} elapsed, {_progress(log)}")
+                    next_report += every
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            raise
+    return process.returncode, time.monotonic() - start
+
+
+def summarize(log: Path, status: int | None) -> dict:
+    """Outcome, pytest's closing line, the failed test ids and the first ``E`` line of the log."""
+    lines = log.read_text(errors="replace").splitlines()
+    failed = [m.group(1) for line in lines if (m := re.match(r"(?:FAILED|ERROR) (\S+)", line))]
+    first_error = next((line[1:].strip() for line in lines if line.startswith("E ")), None)
+    closing = next((line.strip("= ") for line in reversed(lines) if line.strip()), "(no output)")
+    if status is None:
+        return {"outcome": ex.ERROR, "exit": None, "summary": f"timed out; last line: {closing}",
+                "failed": failed, "first_error": first_error}
+    return {"outcome": ex.outcome(status), "exit": status, "summary": closing,
+            "failed": failed, "first_error": first_error}
+
+
+def elapsed(seconds: float) -> str:
+    minutes, seconds = divmod(int(seconds), 60)
+    return f"{minutes}m{seconds:02d}s" if minutes else f"{seconds}s"
+
+
+def run_phase(phase: str, env, info: dict, log: Path, *, max_examples: int, timeout: float,
+              every: float, say: Callable[[str], None]) -> dict:
+    """One phase's result (see :func:`summarize`), plus ``patches`` for the diff phase.
+
+    Raises RuntimeError where the venv's torch files cannot be made pristine, or
+    a patch made for this build does not apply.
+    """
+    environment = suite_environment(disable=phase != "patched", max_examples=max_examples)
+    with pristine(env) as site_packages:
+        patches = []
+        if phase == "diff":
+            patches = apply_patches(site_packages, info["git_version"], str(ex.release_of(info["torch"])))
+            if not patches:
+                return {"outcome": ex.NOT_APPLICABLE, "summary": "no patch in patches/ applies to this build",
+                        "patches": []}
+            say("applied " + ", ".join(p["patch"] for p in patches))
+        status, seconds = run_pytest(env, log, environment, timeout=timeout, every=every, say=say)
+    result = summarize(log, status)
+    result.update(seconds=round(seconds, 1), log=shown(log))
+    if phase == "diff":
+        result["patches"] = patches
+    return result

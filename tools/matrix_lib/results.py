@@ -1,0 +1,183 @@
+"""The matrix's results file (JSON), which is also its resume state, and its two renderings.
+
+Layout (``docs/matrix/results.json`` by default)::
+
+    {"date", "command", "suite", "expectation", "host", "results_file",
+     "releases": [{"spec", "release", "torch", "git_version", "triton", "python",
+                   "max_examples", "project", "commands", "install_seconds", "error", "expected",
+                   "phases": {"stock" | "patched" | "diff": {"outcome", "expected", "exit",
+                              "summary", "failed", "first_error", "seconds", "log",
+                              "finished", ["patches"]}},
+                   "verdict", "seconds", "date"}]}
+
+It is written after every phase, so an interrupted run loses at most the phase
+in progress. :func:`table` and :func:`markdown` read nothing but this data, so a
+test can re-render README's section from the JSON and compare.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+from . import expectations as ex
+
+
+def load(path: Path) -> dict:
+    """The results file, or an empty one if there is none yet."""
+    if path.is_file():
+        return json.loads(path.read_text())
+    return {"releases": []}
+
+
+def save(path: Path, data: dict) -> None:
+    """Write atomically: a Ctrl-C mid-write must not lose the finished phases."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps(data, indent=2) + "\n")
+    os.replace(temporary, path)
+
+
+def entry_for(data: dict, spec: str, max_examples: int, fresh: bool) -> tuple[dict, str | None]:
+    """The release entry for ``spec`` (appended if new); its phases are dropped with
+    ``fresh`` or a different ``max_examples``. Second item: why they were dropped."""
+    entry = next((e for e in data["releases"] if e["spec"] == spec), None)
+    if entry is None:
+        entry = {"spec": spec, "phases": {}}
+        data["releases"].append(entry)
+    reason = None
+    if entry["phases"] and fresh:
+        reason = "--fresh"
+    elif entry["phases"] and entry.get("max_examples") != max_examples:
+        reason = f"stored results used --max-examples {entry.get('max_examples')}"
+    if reason:
+        entry["phases"] = {}
+    entry.pop("error", None)
+    entry["max_examples"] = max_examples
+    return entry, reason
+
+
+def refresh(entry: dict) -> None:
+    """Recompute the derived fields of ``entry`` from its phases."""
+    entry["verdict"] = ex.verdict(entry)
+    entry["seconds"] = round(sum(p.get("seconds", 0) for p in entry["phases"].values()), 1)
+    finished = sorted(p["finished"] for p in entry["phases"].values() if p.get("finished"))
+    if finished:
+        entry["date"] = finished[-1][:10]
+
+
+# --- rendering (from the data alone) ---------------------------------------------
+
+
+def _sort_key(entry: dict):
+    try:
+        return (0, Version(entry.get("torch") or entry.get("release") or ""), entry["spec"])
+    except InvalidVersion:
+        return (1, Version("0"), entry["spec"])
+
+
+def _patch_name(path: str) -> str:
+    """``patches/2.9.1/0001-inductor-....patch`` -> ``2.9.1/0001``."""
+    parts = Path(path).parts
+    number = re.match(r"\d+", parts[-1])
+    return "/".join([*parts[1:-1], number.group(0) if number else parts[-1]])
+
+
+def _cell(entry: dict, phase: str) -> str:
+    result = entry["phases"].get(phase)
+    if result is None:
+        return "-"
+    patches = result.get("patches")
+    if patches:
+        return f"{result['outcome']} ({', '.join(_patch_name(p['patch']) for p in patches)})"
+    return result["outcome"]
+
+
+def _expected(entry: dict) -> str:
+    expected = entry.get("expected")
+    return "/".join(expected[phase] for phase in ex.PHASES) if expected else "-"
+
+
+COLUMNS = ("release", "torch", "triton", *ex.PHASES.values(), "expected", "verdict", "seconds")
+
+
+def _entries(data: dict, specs: list[str] | None) -> list[dict]:
+    """The releases of ``specs``, in that order; without ``specs``, all of them by version."""
+    if specs is None:
+        return sorted(data["releases"], key=_sort_key)
+    return [e for spec in specs for e in data["releases"] if e["spec"] == spec]
+
+
+def rows(data: dict, specs: list[str] | None = None) -> list[tuple[str, ...]]:
+    """One row per release of :func:`_entries`."""
+    return [
+        (
+            entry.get("release") or entry["spec"],
+            entry.get("torch", "-"),
+            entry.get("triton", "-"),
+            *(_cell(entry, phase) for phase in ex.PHASES),
+            _expected(entry),
+            entry.get("verdict", "incomplete"),
+            f"{entry.get('seconds', 0):.0f}",
+        )
+        for entry in _entries(data, specs)
+    ]
+
+
+def table(data: dict, specs: list[str] | None = None) -> str:
+    """Plain-text table for the terminal, then a line per stock failure and per problem."""
+    body = rows(data, specs)
+    widths = [max(len(row[i]) for row in [COLUMNS, *body]) for i in range(len(COLUMNS))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in [COLUMNS, *body]]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    for entry in _entries(data, specs):
+        name = entry.get("release") or entry["spec"]
+        if entry.get("error"):
+            lines.append(f"{name}: ERROR: {entry['error']}")
+        for phase, result in entry["phases"].items():
+            title = ex.PHASES[phase]
+            if result["outcome"] == ex.FAIL:
+                tests = ", ".join(test.split("::")[-1] for test in result["failed"])
+                lines.append(f"{name} {title}: {len(result['failed'])} failed ({tests}); "
+                             f"first error: {result.get('first_error')}")
+            elif result["outcome"] == ex.ERROR or not ex.agrees(result):
+                lines.append(f"{name} {title}: {result['outcome']}: {result['summary']}  [{result.get('log', '')}]")
+    return "\n".join(lines)
+
+
+def markdown(data: dict) -> str:
+    """The README section: what was run, when, on what, the exact commands, and the table."""
+    entries = _entries(data, None)
+    dates = sorted({e["date"] for e in entries if e.get("date")})
+    pythons = sorted({e["python"] for e in entries if e.get("python")})
+    examples = sorted({e["max_examples"] for e in entries if "max_examples" in e})
+    commands = list(dict.fromkeys(c for e in entries for c in e.get("commands", [])))
+    host = data.get("host", {})
+    when = " to ".join(dict.fromkeys([dates[0], dates[-1]])) if dates else "(not run)"
+    lines = [
+        "## Version matrix",
+        "",
+        f"The CPU property suite (`{data.get('suite', '')}`, on the CPU harness) on each release, three ways: "
+        "**stock** (`INDUCTOR_FIX_DISABLE=1`), **patched** (the monkeypatch: the tests' conftest imports "
+        "`inductor_fix`) and **diff-applied** (the release's patch from [`patches/`](patches/README.md) "
+        f"applied to the installed torch, `INDUCTOR_FIX_DISABLE=1`). Expected: {data.get('expectation', '')}.",
+        "",
+        f"Run {when} ({host.get('platform', '?')}, {host.get('cpus', '?')} CPUs, Python {', '.join(pythons) or '?'}) "
+        f"with at most {', '.join(map(str, examples)) or '?'} generated examples per test "
+        "(`INDUCTOR_FIX_HYPOTHESIS_MAX_EXAMPLES`) plus the pinned regressions; seconds are the three runs together:",
+        "",
+        "```sh",
+        *commands,
+        "```",
+        "",
+        "| " + " | ".join(COLUMNS) + " |",
+        "|" + "---|" * len(COLUMNS),
+        *("| " + " | ".join(row) + " |" for row in rows(data)),
+    ]
+    if data.get("results_file"):
+        lines += ["", f"Per-release details (torch commit, failing tests, first errors): `{data['results_file']}`."]
+    return "\n".join(lines) + "\n"
