@@ -169,8 +169,15 @@ def _run_cell(script: Path, part: str, variant: str, device: str, timeout: float
     return dict(json.loads(lines[-1][len(RESULT_MARKER) :]), wall_s=wall)
 
 
-def run(script: Path, parts: list[str], device: str, reps: int, budget_s: float, out: Path, command: str) -> dict:
-    """Run every cell ``reps`` times within ``budget_s``; write ``out`` after every run."""
+def run(script: Path, parts: list[str], device: str, reps: int, budget_s: float, out: Path, command: str,
+        resume: bool = False) -> dict:
+    """Run every cell ``reps`` times within ``budget_s``; write ``out`` after every run.
+
+    ``resume``: keep the successful runs already in ``out`` (same parts and device,
+    same torch and GPU) and run only the missing ones, so that repetitions too
+    long for one command (part (a) takes ~100 s a run on an H200) add up over
+    several commands. Raises SystemExit if ``out`` holds other results.
+    """
     cells = [(part, variant) for part in parts for variant in PART_VARIANTS[part]]
     data: dict[str, Any] = {
         "kind": "compile",
@@ -180,8 +187,17 @@ def run(script: Path, parts: list[str], device: str, reps: int, budget_s: float,
         "variants": {name: dataclasses.asdict(v) for name, v in VARIANTS.items()},
         "reps_requested": reps,
         "budget_s": budget_s,
+        "commands": [],
         "runs": [],
     }
+    if resume and out.is_file():
+        stored = json.loads(out.read_text())
+        if (stored.get("parts"), stored.get("device")) != (parts, device):
+            raise SystemExit(f"--resume: {out} holds parts {stored.get('parts')} on {stored.get('device')}, "
+                             f"not {parts} on {device}")
+        data["runs"] = [r for r in stored["runs"] if not r.get("error")]  # failed runs run again
+        data["commands"] = stored.get("commands") or [stored["command"]]
+    data["commands"].append(command)
     out.parent.mkdir(parents=True, exist_ok=True)
     began = time.monotonic()
     # Untimed: the first process of a command reads torch, CUDA libraries and
@@ -191,16 +207,26 @@ def run(script: Path, parts: list[str], device: str, reps: int, budget_s: float,
     print(f"  warm-up ({parts[0]}) default: {warmup['wall_s']:.1f} s", flush=True)
     if warmup["error"]:
         raise SystemExit(f"the warm-up run failed, nothing measured: {warmup['error']}")
+    if data["runs"]:
+        stored_build = {(r.get("torch"), r.get("device_name")) for r in data["runs"]}
+        if stored_build != {(warmup.get("torch"), warmup.get("device_name"))}:
+            raise SystemExit(f"--resume: {out} was measured on {sorted(stored_build)}, this machine is "
+                             f"{warmup.get('device_name')} with torch {warmup.get('torch')}")
+        print(f"  resuming: {len(data['runs'])} successful runs kept from {out}", flush=True)
+    done = {(r["part"], r["variant"], r["rep"]) for r in data["runs"]}
+    first = min((rep for rep in range(reps) for cell in cells if (*cell, rep) not in done), default=reps)
     slowest_round = 0.0
-    for rep in range(reps):
+    for rep in range(first, reps):
         elapsed = time.monotonic() - began
-        if rep and elapsed + slowest_round > budget_s:
-            print(f"stopping after {rep} repetitions: another round (~{slowest_round:.0f} s) would pass "
+        if rep > first and elapsed + slowest_round > budget_s:
+            print(f"stopping before repetition {rep + 1}: another round (~{slowest_round:.0f} s) would pass "
                   f"the {budget_s:.0f} s budget", flush=True)
             break
         round_began = time.monotonic()
         shift = rep % len(cells)
         for part, variant in cells[shift:] + cells[:shift]:
+            if (part, variant, rep) in done:
+                continue
             remaining = budget_s - (time.monotonic() - began)
             if remaining < _estimate(data["runs"], part, variant):
                 print(f"{remaining:.0f} s of the {budget_s:.0f} s budget left, too little for ({part}) {variant}: "

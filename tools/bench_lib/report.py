@@ -191,14 +191,16 @@ def ratios(compiled: list[dict]) -> list[dict[str, Any]]:
 def compile_markdown(compiled: list[dict]) -> str:
     first = compiled[0]
     reps = max((r["rep"] + 1 for data in compiled for r in data["runs"]), default=0)
-    commands = ", ".join(f"`{data['command']}`" for data in compiled)
+    # A result completed with --resume lists every command that added runs to it.
+    commands = [f"`{c}`" for data in compiled for c in data.get("commands") or [data["command"]]]
     smoke = any(data["device"] != "cuda" for data in compiled)
     runtime = "3 calls timed under the CPU harness, meaningless" if smoke else "`do_bench` median"
     lines = [
         f"{first.get('device_name')}; torch {first.get('torch')}, triton {first.get('triton')}, "
         f"Python {first.get('python')}. Up to {reps} repetitions per variant, each in a fresh process with a "
         f"fresh `TORCHINDUCTOR_CACHE_DIR`, variants interleaved round-robin. Compile s: first call of every "
-        f"compiled function, summed; runtime: {runtime}, summed. Command: {commands}.",
+        f"compiled function, summed; runtime: {runtime}, summed. "
+        f"Command{'s' if len(commands) > 1 else ''}: {', '.join(commands)}.",
         "",
         "| workload | variant | setting | compile s, median [min-max] | codegen cache hits / misses "
         "| runtime ms, median [min-max] | runs ok |",
