@@ -1,13 +1,19 @@
-"""tools/run_matrix's judgement of a release: what it expects, and how it reads pytest's exit."""
+"""The tools' own logic, without torch builds or GPUs: tools/run_matrix's judgement of a
+release, and how tools/bench compile spends its budget and resumes."""
 
 from __future__ import annotations
 
+import json
 import sys
+import tempfile
+import types
 from pathlib import Path
+from unittest import mock
 
-from torch._inductor.test_case import TestCase, run_tests
+from torch.testing._internal.common_utils import TestCase, run_tests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from bench_lib import compiles  # noqa: E402
 from matrix_lib import expectations as ex  # noqa: E402
 
 
@@ -36,6 +42,73 @@ class TestMatrixExpectations(TestCase):
         self.assertEqual(ex.verdict(entry("PASS", "PASS", "PASS")), "MISMATCH")  # stock did not show the bug
         self.assertEqual(ex.verdict(entry("FAIL", "ERROR", "PASS")), "ERROR")
         self.assertEqual(ex.verdict(entry("FAIL", "PASS", None)), "incomplete")
+
+
+class FakeMachine:
+    """Stands in for the benchmark's child processes and the clock: a max-autotune run
+    takes 100 s, a default one 20 s, as on the H200; a run longer than its timeout is cut."""
+
+    def __init__(self, torch: str = "2.11.0+cu130") -> None:
+        self.now, self.torch = 0.0, torch
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def run_cell(self, script, part, variant, device, timeout):
+        seconds = 20.0 if variant == "default" else 100.0
+        if seconds > timeout:
+            self.now += timeout
+            return {"error": f"cut by the budget after {timeout:.0f} s", "budget_cut": True, "wall_s": timeout}
+        self.now += seconds
+        return {"error": None, "compile_s": {"f": seconds - 10}, "hits": {"f": 8}, "misses": {"f": 4},
+                "runtime_ms": {"f": 0.1}, "torch": self.torch, "triton": "3.6.0", "device_name": "NVIDIA H200",
+                "wall_s": seconds}
+
+    def bench(self, out: Path, budget: float, **options) -> dict:
+        with mock.patch.object(compiles, "_run_cell", self.run_cell), \
+                mock.patch.object(compiles, "time", types.SimpleNamespace(monotonic=self.monotonic)):
+            return compiles.run(Path("tools/bench"), ["a"], "cuda", 3, budget, out, "tools/bench compile", **options)
+
+
+class TestBenchBudgetAndResume(TestCase):
+    def setUp(self) -> None:
+        super().setUp()
+        directory = tempfile.TemporaryDirectory()
+        self.addCleanup(directory.cleanup)
+        self.out = Path(directory.name, "a.json")
+
+    def test_repetitions_add_up_over_commands(self) -> None:
+        machine = FakeMachine()
+        # 20 s warm-up, then 320 s a repetition: one fits in 500 s, a second would not (with the margin).
+        self.assertEqual(machine.bench(self.out, 500)["complete_reps"], 1)
+        self.assertEqual(machine.bench(self.out, 500, resume=True)["complete_reps"], 2)
+        data = machine.bench(self.out, 500, resume=True)
+        self.assertEqual(data["complete_reps"], 3)
+        self.assertEqual(len(data["runs"]), 12)
+        # Every repetition was measured by one command, so its runs pair side by side.
+        self.assertEqual({r["rep"]: r["command_index"] for r in data["runs"]}, {0: 0, 1: 1, 2: 2})
+        self.assertEqual(machine.bench(self.out, 500, resume=True)["complete_reps"], 3)  # nothing left to do
+
+    def test_incomplete_repetition_is_measured_again_whole(self) -> None:
+        machine = FakeMachine()
+        data = machine.bench(self.out, 300)  # two runs fit, the third would be cut: stop
+        self.assertEqual((data["complete_reps"], len(data["runs"])), (0, 2))
+        self.assertFalse(any(compiles.budget_cut(r) for r in data["runs"]))
+        data = machine.bench(self.out, 500, resume=True)
+        self.assertEqual(data["complete_reps"], 1)
+        self.assertEqual({r["command_index"] for r in data["runs"]}, {1})
+
+    def test_refuses_to_mix_or_overwrite(self) -> None:
+        FakeMachine().bench(self.out, 500)
+        with self.assertRaisesRegex(SystemExit, "--resume adds"):
+            FakeMachine().bench(self.out, 500)
+        with self.assertRaisesRegex(SystemExit, "was measured with"):
+            FakeMachine(torch="2.12.0+cu130").bench(self.out, 500, resume=True)
+        self.out.write_text("{")
+        with self.assertRaisesRegex(SystemExit, "cannot read"):
+            FakeMachine().bench(self.out, 500, resume=True)
+        self.assertEqual(FakeMachine().bench(self.out, 500, fresh=True)["complete_reps"], 1)
+        self.assertEqual(json.loads(self.out.read_text())["commands"], ["tools/bench compile"])
 
 
 if __name__ == "__main__":

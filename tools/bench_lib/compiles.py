@@ -3,8 +3,8 @@
 The parent (:func:`run`) never imports torch. After one untimed warm-up run
 it runs the cells (part, variant) round-robin, rotating the order every
 repetition so that drift over the run (clocks, page cache, other users) hits
-every variant alike, and starts no run or round that would overrun
-``budget_s``. Each run is ``tools/bench _compile PART VARIANT DEVICE`` with a
+every variant alike, and starts no run or repetition that would overrun
+``budget_s`` (``--resume`` adds repetitions in later commands). Each run is ``tools/bench _compile PART VARIANT DEVICE`` with a
 fresh ``TORCHINDUCTOR_CACHE_DIR``, so no variant sees another's Inductor caches.
 """
 
@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PARTS", "PART_VARIANTS", "VARIANTS", "Variant", "run", "worker"]
+__all__ = ["PARTS", "PART_VARIANTS", "VARIANTS", "Variant", "budget_cut", "run", "worker"]
 
 RESULT_MARKER = "BENCH_COMPILE_RESULT "
 MAX_AUTOTUNE = "max-autotune-no-cudagraphs"
@@ -160,7 +160,13 @@ def _run_cell(script: Path, part: str, variant: str, device: str, timeout: float
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.communicate()
-            return {"error": f"timed out after {timeout:.0f} s", "wall_s": time.perf_counter() - start}
+            # The timeout is what the budget had left: not a result, a run to do again.
+            return {"error": f"cut by the budget after {timeout:.0f} s", "budget_cut": True,
+                    "wall_s": time.perf_counter() - start}
+        except BaseException:  # Ctrl-C: the child's own session would outlive us
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            raise
         wall = time.perf_counter() - start
     lines = [line for line in stdout.splitlines() if line.startswith(RESULT_MARKER)]
     if not lines:
@@ -170,13 +176,16 @@ def _run_cell(script: Path, part: str, variant: str, device: str, timeout: float
 
 
 def run(script: Path, parts: list[str], device: str, reps: int, budget_s: float, out: Path, command: str,
-        resume: bool = False) -> dict:
+        resume: bool = False, fresh: bool = False) -> dict:
     """Run every cell ``reps`` times within ``budget_s``; write ``out`` after every run.
 
-    ``resume``: keep the successful runs already in ``out`` (same parts and device,
-    same torch and GPU) and run only the missing ones, so that repetitions too
-    long for one command (part (a) takes ~100 s a run on an H200) add up over
-    several commands. Raises SystemExit if ``out`` holds other results.
+    Each repetition (one run of every cell) is measured within one command, so
+    that its runs pair side by side. ``resume`` keeps the complete repetitions
+    already in ``out`` and runs the others, so that repetitions too long for one
+    command (on an H200 part (a) takes ~100 s a run, ~7 minutes a repetition) add
+    up over several; an incomplete one is measured again whole. Raises SystemExit
+    if ``out`` exists and neither ``resume`` nor ``fresh`` is given, or if it holds
+    other parts, another device, or runs of another torch, triton, Python or GPU.
     """
     cells = [(part, variant) for part in parts for variant in PART_VARIANTS[part]]
     data: dict[str, Any] = {
@@ -190,14 +199,12 @@ def run(script: Path, parts: list[str], device: str, reps: int, budget_s: float,
         "commands": [],
         "runs": [],
     }
-    if resume and out.is_file():
-        stored = json.loads(out.read_text())
-        if (stored.get("parts"), stored.get("device")) != (parts, device):
-            raise SystemExit(f"--resume: {out} holds parts {stored.get('parts')} on {stored.get('device')}, "
-                             f"not {parts} on {device}")
-        data["runs"] = [r for r in stored["runs"] if not r.get("error")]  # failed runs run again
+    stored = _stored(out, parts, device, resume, fresh)
+    if stored:
         data["commands"] = stored.get("commands") or [stored["command"]]
+        data["runs"] = [r for r in stored["runs"] if r["rep"] in _complete(stored["runs"], cells)]
     data["commands"].append(command)
+    this_command = len(data["commands"]) - 1
     out.parent.mkdir(parents=True, exist_ok=True)
     began = time.monotonic()
     # Untimed: the first process of a command reads torch, CUDA libraries and
@@ -207,46 +214,91 @@ def run(script: Path, parts: list[str], device: str, reps: int, budget_s: float,
     print(f"  warm-up ({parts[0]}) default: {warmup['wall_s']:.1f} s", flush=True)
     if warmup["error"]:
         raise SystemExit(f"the warm-up run failed, nothing measured: {warmup['error']}")
-    if data["runs"]:
-        stored_build = {(r.get("torch"), r.get("device_name")) for r in data["runs"]}
-        if stored_build != {(warmup.get("torch"), warmup.get("device_name"))}:
-            raise SystemExit(f"--resume: {out} was measured on {sorted(stored_build)}, this machine is "
-                             f"{warmup.get('device_name')} with torch {warmup.get('torch')}")
-        print(f"  resuming: {len(data['runs'])} successful runs kept from {out}", flush=True)
-    done = {(r["part"], r["variant"], r["rep"]) for r in data["runs"]}
-    first = min((rep for rep in range(reps) for cell in cells if (*cell, rep) not in done), default=reps)
-    slowest_round = 0.0
-    for rep in range(first, reps):
-        elapsed = time.monotonic() - began
-        if rep > first and elapsed + slowest_round > budget_s:
-            print(f"stopping before repetition {rep + 1}: another round (~{slowest_round:.0f} s) would pass "
-                  f"the {budget_s:.0f} s budget", flush=True)
+    if stored:
+        _check_same_build(out, stored, warmup)
+        print(f"  resuming: repetitions {sorted({r['rep'] + 1 for r in data['runs']})} kept from {out}", flush=True)
+    todo = [rep for rep in range(reps) if rep not in _complete(data["runs"], cells)]
+    for rep in todo:
+        # Estimates carry a margin: a run cut by the budget is device time thrown away.
+        round_estimate = sum(MARGIN * _estimate(data["runs"], *cell) for cell in cells)
+        if time.monotonic() - began + round_estimate > budget_s:
+            print(f"stopping before repetition {rep + 1}: it would take ~{round_estimate:.0f} s, past the "
+                  f"{budget_s:.0f} s budget", flush=True)
             break
-        round_began = time.monotonic()
-        shift = rep % len(cells)
-        for part, variant in cells[shift:] + cells[:shift]:
-            if (part, variant, rep) in done:
-                continue
-            remaining = budget_s - (time.monotonic() - began)
-            if remaining < _estimate(data["runs"], part, variant):
-                print(f"{remaining:.0f} s of the {budget_s:.0f} s budget left, too little for ({part}) {variant}: "
-                      f"round {rep + 1} left incomplete", flush=True)
-                break
-            run_data = _run_cell(script, part, variant, device, timeout=remaining)
-            run_data.update(part=part, variant=variant, rep=rep)
-            data["runs"].append(run_data)
-            _write(out, data)
-            outcome = run_data["error"] or (
-                f"compile {sum(run_data['compile_s'].values()):.1f} s, "
-                f"hits {sum(run_data['hits'].values())}, misses {sum(run_data['misses'].values())}, "
-                f"runtime {sum(run_data['runtime_ms'].values()):.3f} ms"
-            )
-            print(f"  [rep {rep + 1}/{reps}] ({part}) {variant:9s} {run_data['wall_s']:6.1f} s  {outcome}", flush=True)
-        slowest_round = max(slowest_round, time.monotonic() - round_began)
+        if not _run_round(script, data, cells, rep, reps, device, budget_s - (time.monotonic() - began),
+                          this_command, out):
+            break
     data["elapsed_s"] = time.monotonic() - began
-    data["complete_reps"] = min(sum(1 for r in data["runs"] if (r["part"], r["variant"]) == cell) for cell in cells)
+    data["complete_reps"] = len(_complete(data["runs"], cells))
     _write(out, data)
     return data
+
+
+#: Estimated run time times this must fit in what is left of the budget.
+MARGIN = 1.2
+
+
+def _run_round(script: Path, data: dict, cells: list, rep: int, reps: int, device: str, budget_left: float,
+               command_index: int, out: Path) -> bool:
+    """Repetition ``rep``: every cell once, the order rotated by ``rep``; False if the budget cut it short."""
+    began = time.monotonic()
+    shift = rep % len(cells)
+    for part, variant in cells[shift:] + cells[:shift]:
+        remaining = budget_left - (time.monotonic() - began)
+        if remaining < MARGIN * _estimate(data["runs"], part, variant):
+            print(f"{remaining:.0f} s of the budget left, too little for ({part}) {variant}: repetition {rep + 1} "
+                  "left incomplete (--resume measures it again)", flush=True)
+            return False
+        run_data = _run_cell(script, part, variant, device, timeout=remaining)
+        run_data.update(part=part, variant=variant, rep=rep, command_index=command_index)
+        data["runs"].append(run_data)
+        _write(out, data)
+        outcome = run_data["error"] or (
+            f"compile {sum(run_data['compile_s'].values()):.1f} s, "
+            f"hits {sum(run_data['hits'].values())}, misses {sum(run_data['misses'].values())}, "
+            f"runtime {sum(run_data['runtime_ms'].values()):.3f} ms"
+        )
+        print(f"  [rep {rep + 1}/{reps}] ({part}) {variant:9s} {run_data['wall_s']:6.1f} s  {outcome}", flush=True)
+        if run_data.get("budget_cut"):
+            return False
+    return True
+
+
+def budget_cut(run: dict) -> bool:
+    """Whether the budget stopped ``run`` (no result); results before ``budget_cut``
+    was recorded say "timed out after", the only timeout a run has."""
+    return bool(run.get("budget_cut")) or str(run.get("error") or "").startswith("timed out after")
+
+
+def _complete(runs: list[dict], cells: list) -> set[int]:
+    """Repetitions with a result (a measurement or a crash, not a budget cut) for every cell."""
+    done = {(r["part"], r["variant"], r["rep"]) for r in runs if not budget_cut(r)}
+    return {rep for rep in {r["rep"] for r in runs} if all((*cell, rep) in done for cell in cells)}
+
+
+def _stored(out: Path, parts: list[str], device: str, resume: bool, fresh: bool) -> dict | None:
+    """The results in ``out`` to resume from (None to start afresh)."""
+    if not out.is_file() or fresh:
+        return None
+    if not resume:
+        raise SystemExit(f"{out} exists: --resume adds the missing repetitions to it, --fresh replaces it")
+    try:
+        stored = json.loads(out.read_text())
+    except (OSError, json.JSONDecodeError) as error:
+        raise SystemExit(f"--resume: cannot read {out} ({error}); --fresh replaces it") from None
+    if (stored.get("kind"), stored.get("parts"), stored.get("device")) != ("compile", parts, device):
+        raise SystemExit(f"--resume: {out} holds parts {stored.get('parts')} on {stored.get('device')}, "
+                         f"not {parts} on {device}")
+    return stored
+
+
+def _check_same_build(out: Path, stored: dict, warmup: dict) -> None:
+    """Repetitions pair only within a command, but the table pools them: one build, one GPU."""
+    now = (warmup.get("torch"), warmup.get("triton"), warmup.get("device_name"), sys.version.split()[0])
+    before = (stored.get("torch"), stored.get("triton"), stored.get("device_name"), stored.get("python"))
+    if stored["runs"] and before != now:
+        raise SystemExit(f"--resume: {out} was measured with (torch, triton, device, Python) {before}, "
+                         f"this machine has {now}; --fresh starts over")
 
 
 def _estimate(runs: list[dict], part: str, variant: str) -> float:
@@ -256,6 +308,9 @@ def _estimate(runs: list[dict], part: str, variant: str) -> float:
 
 
 def _write(out: Path, data: dict) -> None:
+    """Atomically: an interrupted write must not lose the runs of earlier commands."""
     first = next((r for r in data["runs"] if "torch" in r), {})
     data.update({key: first.get(key) for key in ("torch", "triton", "device_name")}, python=sys.version.split()[0])
-    out.write_text(json.dumps(data, indent=1) + "\n")
+    temporary = out.with_name(out.name + ".tmp")
+    temporary.write_text(json.dumps(data, indent=1) + "\n")
+    os.replace(temporary, out)

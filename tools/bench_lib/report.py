@@ -7,12 +7,14 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from .compiles import PART_VARIANTS, PARTS, VARIANTS
+from .compiles import PART_VARIANTS, PARTS, VARIANTS, budget_cut
 from .stats import paired_ratios, span, summary
 
 __all__ = ["chart", "compile_markdown", "cpu_markdown", "load"]
 
 PATCHED_VS_STOCK_GOAL = 1.02
+#: Fewer paired repetitions than this get a ratio but no verdict on its goal.
+MIN_PAIRS = 2
 #: "max-autotune runtime kept": at most default's, give or take do_bench noise.
 RUNTIME_GOAL = 1.05
 
@@ -91,8 +93,10 @@ def _total(run: dict, field: str) -> float:
     return sum(run[field].values())
 
 
-def _runs(compiled: list[dict], part: str, variant: str) -> list[dict]:
-    return [r for data in compiled for r in data["runs"] if r["part"] == part and r["variant"] == variant]
+def _runs(compiled: list[dict], part: str, variant: str, cut: bool = False) -> list[dict]:
+    """Runs of the cell with a result; with ``cut``, those the budget stopped instead."""
+    return [r for data in compiled for r in data["runs"]
+            if r["part"] == part and r["variant"] == variant and budget_cut(r) == cut]
 
 
 def _ok(runs: list[dict]) -> list[dict]:
@@ -109,8 +113,8 @@ def cells(compiled: list[dict]) -> list[dict[str, Any]]:
     rows = []
     for part, variants in PART_VARIANTS.items():
         for variant in variants:
-            runs = _runs(compiled, part, variant)
-            if not runs:
+            runs, cut = _runs(compiled, part, variant), _runs(compiled, part, variant, cut=True)
+            if not runs and not cut:
                 continue
             ok = _ok(runs)
             rows.append(
@@ -119,6 +123,7 @@ def cells(compiled: list[dict]) -> list[dict[str, Any]]:
                     "variant": variant,
                     "runs": len(runs),
                     "ok": len(ok),
+                    "cut": len(cut),
                     "error": next((r["error"] for r in runs if r.get("error")), None),
                     "compile_s": summary([_total(r, "compile_s") for r in ok]),
                     "runtime_ms": summary([_total(r, "runtime_ms") for r in ok]),
@@ -184,7 +189,9 @@ def ratios(compiled: list[dict]) -> list[dict[str, Any]]:
             met = met and all(_total(n, "hits") == _total(d, "hits") for n, d in pairs)
         if smoke and met is not None:
             met = "smoke"  # CPU harness: launches compute nothing, no verdict
-        rows.append({"label": ratio.label, "ratio": s, "goal": ratio.goal, "met": met})
+        if ratio.met and len(pairs) < MIN_PAIRS:
+            met = "few"
+        rows.append({"label": ratio.label, "ratio": s, "goal": ratio.goal, "met": met, "pairs": len(pairs)})
     return rows
 
 
@@ -212,9 +219,11 @@ def compile_markdown(compiled: list[dict]) -> str:
         ok = f"{row['ok']}/{row['runs']}"
         if row["error"]:
             ok += f" (crash: {row['error']})"
+        if row["cut"]:
+            ok += f" ({row['cut']} cut by the budget)"
         if row["guard"]:
             ok += f" (guard: {', '.join(row['guard'])})"
-        if variant.fix and row["states"] != ["applied"] and variant.mode == "max-autotune-no-cudagraphs":
+        if variant.fix and row["runs"] and row["states"] != ["applied"] and variant.mode == "max-autotune-no-cudagraphs":
             ok += f" (fix state: {', '.join(row['states'])})"
         lines.append(
             f"| ({row['part']}) {PARTS[row['part']]} | {row['variant']} | {setting} | {span(row['compile_s'], 2)} "
@@ -222,7 +231,8 @@ def compile_markdown(compiled: list[dict]) -> str:
         )
     lines += ["", "| ratio, paired by repetition | median [min-max] | goal | met |", "|---|---|---|---|"]
     for row in ratios(compiled):
-        met = {True: "yes", False: "**no**", None: "-", "smoke": "(CPU smoke)"}[row["met"]]
+        met = {True: "yes", False: "**no**", None: "-", "smoke": "(CPU smoke)",
+               "few": f"({row['pairs']} pair, no verdict)"}[row["met"]]
         lines.append(f"| {row['label']} | {span(row['ratio'])} | {row['goal'] or '-'} | {met} |")
     return "\n".join(lines)
 

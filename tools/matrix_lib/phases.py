@@ -21,6 +21,7 @@ import importlib.machinery
 import importlib.util
 import os
 import re
+import shlex
 import signal
 import subprocess
 import time
@@ -34,6 +35,8 @@ PROJECT = TOOLS.parent
 PATCHES = PROJECT / "patches"
 SUITE = ("test/test_properties.py", "-k", "TestArityProperties")
 PYTEST = ("-m", "pytest", "-q", "-p", "no:cacheprovider", *SUITE)
+#: The suite as results and README show it; each phase sets its own INDUCTOR_FIX_* variables.
+SUITE_COMMAND = "python " + shlex.join(PYTEST)
 
 
 def check_patches():

@@ -2,12 +2,12 @@
 
 Layout (``docs/matrix/results.json`` by default)::
 
-    {"date", "command", "suite", "expectation", "host", "results_file",
-     "releases": [{"spec", "release", "torch", "git_version", "triton", "python",
+    {"date", "command", "suite", "expectation", "host", "results_file",  # of the last run
+     "releases": [{"spec", "release", "torch", "git_version", "triton", "python", "host",
                    "max_examples", "project", "commands", "install_seconds", "error", "expected",
                    "phases": {"stock" | "patched" | "diff": {"outcome", "expected", "exit",
                               "summary", "failed", "first_error", "seconds", "log",
-                              "finished", ["patches"]}},
+                              "finished", "project", ["patches"]}},
                    "verdict", "seconds", "date"}]}
 
 It is written after every phase, so an interrupted run loses at most the phase
@@ -149,6 +149,10 @@ def table(data: dict, specs: list[str] | None = None) -> str:
     return "\n".join(lines)
 
 
+def _host(host: dict) -> str:
+    return f"{host.get('platform', '?')}, {host.get('cpus', '?')} CPUs"
+
+
 def markdown(data: dict) -> str:
     """The README section: what was run, when, on what, the exact commands, and the table."""
     entries = _entries(data, None)
@@ -156,7 +160,7 @@ def markdown(data: dict) -> str:
     pythons = sorted({e["python"] for e in entries if e.get("python")})
     examples = sorted({e["max_examples"] for e in entries if "max_examples" in e})
     commands = list(dict.fromkeys(c for e in entries for c in e.get("commands", [])))
-    host = data.get("host", {})
+    hosts = list(dict.fromkeys(_host(e.get("host") or data.get("host") or {}) for e in entries))
     when = " to ".join(dict.fromkeys([dates[0], dates[-1]])) if dates else "(not run)"
     lines = [
         "## Version matrix",
@@ -166,7 +170,7 @@ def markdown(data: dict) -> str:
         "`inductor_fix`) and **diff-applied** (the release's patch from [`patches/`](patches/README.md) "
         f"applied to the installed torch, `INDUCTOR_FIX_DISABLE=1`). Expected: {data.get('expectation', '')}.",
         "",
-        f"Run {when} ({host.get('platform', '?')}, {host.get('cpus', '?')} CPUs, Python {', '.join(pythons) or '?'}) "
+        f"Run {when} ({'; '.join(hosts) or '?'}, Python {', '.join(pythons) or '?'}) "
         f"with at most {', '.join(map(str, examples)) or '?'} generated examples per test "
         "(`INDUCTOR_FIX_HYPOTHESIS_MAX_EXAMPLES`) plus the pinned regressions; seconds are the three runs together:",
         "",
