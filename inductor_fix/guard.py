@@ -70,24 +70,23 @@ def _describe_tensor(role: str, meta: Any) -> str:
     return f"{role} {sizes} {dtype}"
 
 
-def _as_list(meta: Any) -> list[Any]:
+def tensor_metas(meta: Any) -> list[Any]:
+    """A benchmark request's ``input_tensor_meta``/``output_tensor_meta`` as a list
+    (each is one ``TensorMeta`` or a list of them)."""
     return list(meta) if isinstance(meta, (list, tuple)) else [meta]
-
-
-def _count(meta: Any) -> int:
-    return len(meta) if isinstance(meta, (list, tuple)) else 1
 
 
 def benchmark_argument_count(bmreq: Any) -> int:
     """How many positional arguments ``TritonBenchmarkRequest.make_run_fn`` passes
     before the grid: ``*input_tensors, out, *extra_args[:-3]``."""
-    return _count(bmreq.input_tensor_meta) + _count(bmreq.output_tensor_meta) + len(bmreq.extra_args) - GRID_VALUES
+    tensors = len(tensor_metas(bmreq.input_tensor_meta)) + len(tensor_metas(bmreq.output_tensor_meta))
+    return tensors + len(bmreq.extra_args) - GRID_VALUES
 
 
 def benchmark_arguments(bmreq: Any) -> tuple[str, ...]:
     """Describe each argument counted by :func:`benchmark_argument_count`, for messages."""
-    inputs = [_describe_tensor("input", m) for m in _as_list(bmreq.input_tensor_meta)]
-    outputs = [_describe_tensor("output", m) for m in _as_list(bmreq.output_tensor_meta)]
+    inputs = [_describe_tensor("input", m) for m in tensor_metas(bmreq.input_tensor_meta)]
+    outputs = [_describe_tensor("output", m) for m in tensor_metas(bmreq.output_tensor_meta)]
     extra = list(bmreq.extra_args)[: len(bmreq.extra_args) - GRID_VALUES]
     return (*inputs, *outputs, *(f"size {value!r}" for value in extra))
 
@@ -136,14 +135,15 @@ def guarded_generate(generate: Callable[..., Any]) -> Callable[..., Any]:
 
     from torch._dynamo.utils import counters
 
+    def checked(template: Any, *args: Any, **kwargs: Any) -> tuple[Any, ArityMismatch | None]:
+        choice = generate(template, *args, **kwargs)
+        return choice, None if choice is None else arity_mismatch(template.name, choice)
+
     @functools.wraps(generate)
     def generate_with_arity_guard(self: Any, *args: Any, **kwargs: Any) -> Any:
         hits = counters["inductor"]["generated_module_cache_hit"]
-        choice = generate(self, *args, **kwargs)
-        if choice is None:
-            return None
-        mismatch = arity_mismatch(self.name, choice)
-        if mismatch is None:
+        choice, mismatch = checked(self, *args, **kwargs)
+        if mismatch is None:  # it fits, or no choice was generated
             return choice
         if counters["inductor"]["generated_module_cache_hit"] > hits:
             _drop_stale_entry(self, choice.bmreq.module_path)
@@ -157,10 +157,7 @@ def guarded_generate(generate: Callable[..., Any]) -> Callable[..., Any]:
                 )
             bound = signature.bind(self, *args, **kwargs)
             bound.arguments["generate_with_caching"] = False
-            choice = generate(*bound.args, **bound.kwargs)
-            if choice is None:
-                return None
-            mismatch = arity_mismatch(self.name, choice)
+            choice, mismatch = checked(*bound.args, **bound.kwargs)
             if mismatch is None:
                 return choice
         counters["inductor_fix"]["excluded"] += 1

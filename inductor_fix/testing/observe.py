@@ -73,7 +73,7 @@ class Observation:
 def observe_autotuning() -> Iterator[Observation]:
     from torch._inductor import select_algorithm
 
-    from ..guard import GRID_VALUES, kernel_parameters
+    from ..guard import GRID_VALUES, kernel_parameters, tensor_metas
 
     observation = Observation()
     generate = select_algorithm.TritonTemplate.__dict__["generate"]
@@ -82,15 +82,13 @@ def observe_autotuning() -> Iterator[Observation]:
         choice = generate(self, *args, **kwargs)
         bmreq = getattr(choice, "bmreq", None)
         if bmreq is not None and hasattr(bmreq, "module_path"):
-            inputs = bmreq.input_tensor_meta
-            outputs = bmreq.output_tensor_meta
             observation.choices.append(
                 Choice(
                     template=self.name,
                     kernel=bmreq.kernel_name,
                     parameters=kernel_parameters(bmreq),
-                    tensor_arguments=(len(inputs) if isinstance(inputs, (list, tuple)) else 1)
-                    + (len(outputs) if isinstance(outputs, (list, tuple)) else 1),
+                    tensor_arguments=len(tensor_metas(bmreq.input_tensor_meta))
+                    + len(tensor_metas(bmreq.output_tensor_meta)),
                     scalar_arguments=len(bmreq.extra_args) - GRID_VALUES,
                 )
             )
