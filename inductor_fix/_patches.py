@@ -84,8 +84,17 @@ def _require_cache(module: ModuleType) -> None:
         raise NotNeeded(f"this torch has no Triton template codegen cache (added in {_versions.CACHE_ADDED})")
 
 
-def _plan_cache_key(module: ModuleType) -> Wrappers:
+def _separates_aliasing(module: ModuleType, make_key: Any, which: str = "") -> bool:
+    """The probe's verdict on ``make_key``; Unsupported if the probe cannot call it."""
     from . import _probe
+
+    try:
+        return _probe.keys_separate_aliasing(module.GeneratedCodeCache, make_key, module)
+    except _probe.ProbeError as error:
+        raise Unsupported(f"{which}{error}") from error
+
+
+def _plan_cache_key(module: ModuleType) -> Wrappers:
     from .aliasing import aliasing_aware_make_key
 
     _require_cache(module)
@@ -93,25 +102,14 @@ def _plan_cache_key(module: ModuleType) -> Wrappers:
     parameters = list(inspect.signature(make_key).parameters)[1:]
     if "input_nodes" not in parameters:
         raise Unsupported("GeneratedCodeCache.make_key has no 'input_nodes' parameter")
-    try:
-        separated = _probe.keys_separate_aliasing(module.GeneratedCodeCache, make_key, module)
-    except _probe.ProbeError as error:
-        raise Unsupported(str(error)) from error
-    if separated:
+    if _separates_aliasing(module, make_key):
         raise NotNeeded("make_key already keys the aliasing pattern (upstream fix, pytorch/pytorch#188268)")
     index = parameters.index("input_nodes")
     return {("GeneratedCodeCache", "make_key"): lambda original: aliasing_aware_make_key(original, index)}
 
 
 def _verify_cache_key(module: ModuleType) -> None:
-    from . import _probe
-
-    make_key = module.GeneratedCodeCache.__dict__["make_key"]
-    try:
-        separated = _probe.keys_separate_aliasing(module.GeneratedCodeCache, make_key, module)
-    except _probe.ProbeError as error:
-        raise Unsupported(f"patched {error}") from error
-    if not separated:
+    if not _separates_aliasing(module, module.GeneratedCodeCache.__dict__["make_key"], "patched "):
         raise Unsupported("the patched make_key still gives (x, x) and (x, y) the same key")
 
 
