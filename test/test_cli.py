@@ -6,6 +6,8 @@ import json
 import re
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 from helpers import AFFECTED, HAS_CUDA
@@ -74,6 +76,43 @@ class TestCheckCommand(TestCase):
             result = _cli("check", *args, timeout=60)
             self.assertEqual(result.returncode, 2, args)
             self.assertIn("usage:", result.stderr)
+
+
+class TestRunChild(TestCase):
+    """The child-process runner that check and tools/bench share."""
+
+    def _run(self, code: str, timeout: float = 60):
+        from inductor_fix.check.child import run_child
+
+        return run_child([sys.executable, "-c", code], {"PATH": "/usr/bin:/bin"}, "MARK ", timeout)
+
+    def test_reads_the_last_marked_line(self) -> None:
+        child = self._run("print('MARK {\"a\": 1}'); print('noise'); print('MARK {\"a\": 2}')")
+        self.assertEqual((child.result, child.failure, child.timed_out), ({"a": 2}, None, False))
+
+    def test_failure_names_exit_status_and_last_stderr_line(self) -> None:
+        child = self._run("import sys; sys.exit('broken here')")
+        self.assertEqual((child.result, child.failure), (None, "process failed (exit 1): broken here"))
+
+    def test_timeout_ends_the_whole_process_group(self) -> None:
+        # A grandchild stands in for Inductor's compile workers: it must not outlive the timeout.
+        code = (
+            "import subprocess, sys, time\n"
+            "worker = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+            "print(worker.pid, file=sys.stderr, flush=True)\n"
+            "time.sleep(60)\n"
+        )
+        with tempfile.TemporaryDirectory() as directory:
+            pid_file = Path(directory, "pid")
+            child = self._run(code.replace("sys.stderr", f"open({str(pid_file)!r}, 'w')"), timeout=3)
+            self.assertEqual((child.timed_out, child.failure), (True, "timed out after 3 s"))
+            worker = int(pid_file.read_text())
+        for _ in range(50):
+            if not Path(f"/proc/{worker}").exists() or "zombie" in Path(f"/proc/{worker}/status").read_text():
+                break
+            time.sleep(0.1)
+        else:
+            self.fail(f"compile-worker stand-in {worker} outlived the timeout")
 
 
 class TestRepository(TestCase):

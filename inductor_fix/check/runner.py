@@ -17,13 +17,12 @@ import concurrent.futures
 import dataclasses
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from typing import Any, Sequence
 
 from .case import RESULT_MARKER
+from .child import run_child
 
 __all__ = ["Case", "run_check", "verdict"]
 
@@ -79,19 +78,11 @@ def _run_case(case: Case, timeout: float, threads: int | None) -> Case:
         if threads:
             env["TORCHINDUCTOR_COMPILE_THREADS"] = str(threads)
         command = [sys.executable, "-m", "inductor_fix.check.case", case.op, case.order, case.device]
-        start = time.perf_counter()
-        try:
-            process = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            case.failure = f"timed out after {timeout:g} s"
-            return case
-        case.seconds = time.perf_counter() - start
-    lines = [line for line in process.stdout.splitlines() if line.startswith(RESULT_MARKER)]
-    if not lines:
-        tail = (process.stderr.strip().splitlines() or ["no output"])[-1]
-        case.failure = f"case process failed (exit {process.returncode}): {tail}"
+        child = run_child(command, env, RESULT_MARKER, timeout)
+    if child.result is None:
+        case.failure = child.failure if child.timed_out else f"case {child.failure}"
         return case
-    result = json.loads(lines[-1][len(RESULT_MARKER) :])
+    case.seconds, result = child.seconds, child.result
     case.state, case.steps, case.guard = result["state"], result["steps"], result["guard"]
     failed = [step for step in case.steps if step["error"]]
     case.ok = not failed and len(case.steps) == 2

@@ -4,8 +4,9 @@ The parent (:func:`run`) never imports torch. After one untimed warm-up run
 it runs the cells (part, variant) round-robin, rotating the order every
 repetition so that drift over the run (clocks, page cache, other users) hits
 every variant alike, and starts no run or repetition that would overrun
-``budget_s`` (``--resume`` adds repetitions in later commands). Each run is ``tools/bench _compile PART VARIANT DEVICE`` with a
-fresh ``TORCHINDUCTOR_CACHE_DIR``, so no variant sees another's Inductor caches.
+``budget_s`` (``--resume`` adds repetitions in later commands). Each run is
+``tools/bench _compile PART VARIANT DEVICE`` with a fresh
+``TORCHINDUCTOR_CACHE_DIR``, so no variant sees another's Inductor caches.
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ import contextlib
 import dataclasses
 import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from inductor_fix.check.child import run_child  # tools/bench puts the project on sys.path
 
 __all__ = ["PARTS", "PART_VARIANTS", "VARIANTS", "Variant", "budget_cut", "run", "worker"]
 
@@ -151,28 +152,13 @@ def _run_cell(script: Path, part: str, variant: str, device: str, timeout: float
         if not VARIANTS[variant].fix:
             env["INDUCTOR_FIX_DISABLE"] = "1"
         command = [sys.executable, str(script), "_compile", part, variant, device]
-        start = time.perf_counter()
-        # A session of its own, so that a timeout also ends Inductor's compile workers.
-        process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                   start_new_session=True)
-        try:
-            stdout, stderr = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
-            # The timeout is what the budget had left: not a result, a run to do again.
-            return {"error": f"cut by the budget after {timeout:.0f} s", "budget_cut": True,
-                    "wall_s": time.perf_counter() - start}
-        except BaseException:  # Ctrl-C: the child's own session would outlive us
-            os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
-            raise
-        wall = time.perf_counter() - start
-    lines = [line for line in stdout.splitlines() if line.startswith(RESULT_MARKER)]
-    if not lines:
-        tail = (stderr.strip().splitlines() or ["no output"])[-1]
-        return {"error": f"process failed (exit {process.returncode}): {tail}", "wall_s": wall}
-    return dict(json.loads(lines[-1][len(RESULT_MARKER) :]), wall_s=wall)
+        child = run_child(command, env, RESULT_MARKER, timeout)
+    if child.timed_out:
+        # The timeout is what the budget had left: not a result, a run to do again.
+        return {"error": f"cut by the budget after {timeout:.0f} s", "budget_cut": True, "wall_s": child.seconds}
+    if child.result is None:
+        return {"error": child.failure, "wall_s": child.seconds}
+    return dict(child.result, wall_s=child.seconds)
 
 
 def run(script: Path, parts: list[str], device: str, reps: int, budget_s: float, out: Path, command: str,
