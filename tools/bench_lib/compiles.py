@@ -188,8 +188,11 @@ def run(script: Path, parts: list[str], device: str, reps: int, budget_s: float,
     stored = _stored(out, parts, device, resume, fresh)
     if stored:
         data["commands"] = stored.get("commands") or [stored["command"]]
+        data["hosts"] = stored.get("hosts") or [None] * len(data["commands"])
         data["runs"] = [r for r in stored["runs"] if r["rep"] in _complete(stored["runs"], cells)]
     data["commands"].append(command)
+    # Where it ran: the H200 figures come from parts run side by side on one GPU and half the cores each.
+    data.setdefault("hosts", []).append(_host())
     this_command = len(data["commands"]) - 1
     out.parent.mkdir(parents=True, exist_ok=True)
     began = time.monotonic()
@@ -218,6 +221,15 @@ def run(script: Path, parts: list[str], device: str, reps: int, budget_s: float,
     data["complete_reps"] = len(_complete(data["runs"], cells))
     _write(out, data)
     return data
+
+
+def _host() -> dict[str, Any]:
+    """CPU cores this command may use and the GPU it was given (None: not restricted)."""
+    return {
+        "cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        "compile_threads": os.environ.get("TORCHINDUCTOR_COMPILE_THREADS"),
+    }
 
 
 #: Estimated run time times this must fit in what is left of the budget.

@@ -202,12 +202,18 @@ def compile_markdown(compiled: list[dict]) -> str:
     commands = [f"`{c}`" for data in compiled for c in data.get("commands") or [data["command"]]]
     smoke = any(data["device"] != "cuda" for data in compiled)
     runtime = "3 calls timed under the CPU harness, meaningless" if smoke else "`do_bench` median"
+    hosts = {(h["cpus"], h["cuda_visible_devices"]) for data in compiled for h in data.get("hosts") or [] if h}
+    pinned = ""
+    if hosts:
+        pinned = " Each command had " + ", ".join(
+            f"{cpus} CPU cores" + (f" and GPU {gpu}" if gpu is not None else "") for cpus, gpu in sorted(hosts, key=str)
+        ) + "."
     lines = [
         f"{first.get('device_name')}; torch {first.get('torch')}, triton {first.get('triton')}, "
         f"Python {first.get('python')}. Up to {reps} repetitions per variant, each in a fresh process with a "
         f"fresh `TORCHINDUCTOR_CACHE_DIR`, variants interleaved round-robin. Compile s: first call of every "
         f"compiled function, summed; runtime: {runtime}, summed. "
-        f"Command{'s' if len(commands) > 1 else ''}: {', '.join(commands)}.",
+        f"Command{'s' if len(commands) > 1 else ''}: {', '.join(commands)}.{pinned}",
         "",
         "| workload | variant | setting | compile s, median [min-max] | codegen cache hits / misses "
         "| runtime ms, median [min-max] | runs ok |",
