@@ -143,6 +143,22 @@ class TestRepository(TestCase):
                 self.assertEqual(result["expected"], expectations.expected(phase, entry["torch"]), entry["spec"])
         self.assertIn(results.markdown(data), (ROOT / "README.md").read_text())
 
+    def test_readme_gpu_bench_matches_results_json(self) -> None:
+        # README's H200 table is tools/bench table over the committed results: 3 whole repetitions a part.
+        sys.path.insert(0, str(ROOT / "tools"))
+        try:
+            from bench_lib import compiles, report
+        finally:
+            sys.path.remove(str(ROOT / "tools"))
+        _, compiled = report.load([ROOT / "docs" / "bench" / "a.json", ROOT / "docs" / "bench" / "b.json"])
+        for data in compiled:
+            self.assertEqual(data["device"], "cuda")
+            self.assertEqual(data["complete_reps"], 3, data["parts"])
+            self.assertTrue(all(run["error"] is None for run in data["runs"]), data["parts"])
+            self.assertEqual({run["variant"] for run in data["runs"]}, set(compiles.PART_VARIANTS[data["parts"][0]]))
+        self.assertIn(report.compile_markdown(compiled), (ROOT / "README.md").read_text())
+        self.assertTrue((ROOT / "docs" / "bench" / "compile.png").is_file())
+
 
 if __name__ == "__main__":
     run_tests()

@@ -4,6 +4,7 @@ release, and how tools/bench compile spends its budget and resumes."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 import types
@@ -87,6 +88,9 @@ class TestBenchBudgetAndResume(TestCase):
         self.assertEqual(len(data["runs"]), 12)
         # Every repetition was measured by one command, so its runs pair side by side.
         self.assertEqual({r["rep"]: r["command_index"] for r in data["runs"]}, {0: 0, 1: 1, 2: 2})
+        # Each command records where it ran (cores, GPU): the table says so.
+        self.assertEqual(len(data["hosts"]), 3)
+        self.assertEqual(data["hosts"][0]["cpus"], len(os.sched_getaffinity(0)))
         self.assertEqual(machine.bench(self.out, 500, resume=True)["complete_reps"], 3)  # nothing left to do
 
     def test_incomplete_repetition_is_measured_again_whole(self) -> None:

@@ -205,7 +205,7 @@ def compile_markdown(compiled: list[dict]) -> str:
     hosts = {(h["cpus"], h["cuda_visible_devices"]) for data in compiled for h in data.get("hosts") or [] if h}
     pinned = ""
     if hosts:
-        pinned = " Each command had " + ", ".join(
+        pinned = " Commands ran pinned to " + "; ".join(
             f"{cpus} CPU cores" + (f" and GPU {gpu}" if gpu is not None else "") for cpus, gpu in sorted(hosts, key=str)
         ) + "."
     lines = [
