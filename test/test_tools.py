@@ -14,7 +14,7 @@ from unittest import mock
 from torch.testing._internal.common_utils import TestCase, run_tests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from bench_lib import compiles  # noqa: E402
+from bench_lib import compiles, report  # noqa: E402
 from matrix_lib import expectations as ex  # noqa: E402
 
 
@@ -113,6 +113,37 @@ class TestBenchBudgetAndResume(TestCase):
             FakeMachine().bench(self.out, 500, resume=True)
         self.assertEqual(FakeMachine().bench(self.out, 500, fresh=True)["complete_reps"], 1)
         self.assertEqual(json.loads(self.out.read_text())["commands"], ["tools/bench compile"])
+
+
+class TestBenchVerdicts(TestCase):
+    """A goal is met only if every paired repetition meets it, not just the median."""
+
+    @staticmethod
+    def _compiled(patched_s: list[float], stock_s: list[float], patched_misses: int = 40) -> list[dict]:
+        def run(variant: str, rep: int, seconds: float, misses: int) -> dict:
+            return {"part": "a", "variant": variant, "rep": rep, "error": None, "compile_s": {"f": seconds},
+                    "hits": {"f": 80}, "misses": {"f": misses}, "runtime_ms": {"f": 1.0}}
+
+        runs = [run("patched", rep, s, patched_misses) for rep, s in enumerate(patched_s)]
+        runs += [run("stock", rep, s, 40) for rep, s in enumerate(stock_s)]
+        return [{"device": "cuda", "runs": runs}]
+
+    def _verdict(self, compiled: list[dict]) -> object:
+        return next(r["met"] for r in report.ratios(compiled) if r["label"] == "(a) compile patched / stock")
+
+    def test_one_pair_over_the_goal_fails_it(self) -> None:
+        # Median 1.0, but the third pair is 1.10 > 1.02.
+        self.assertEqual(self._verdict(self._compiled([100.0, 100.0, 110.0], [100.0, 100.0, 100.0])), False)
+        self.assertEqual(self._verdict(self._compiled([100.0, 101.0, 99.0], [100.0, 100.0, 100.0])), True)
+
+    def test_unequal_misses_fail_it(self) -> None:
+        self.assertEqual(self._verdict(self._compiled([100.0] * 3, [100.0] * 3, patched_misses=41)), False)
+
+    def test_pooled_medians_reported_beside_the_paired_ratio(self) -> None:
+        row = next(r for r in report.ratios(self._compiled([90.0, 120.0, 121.0], [100.0, 130.0, 110.0]))
+                   if r["label"] == "(a) compile patched / stock")
+        self.assertAlmostEqual(row["pooled"], 120.0 / 110.0)
+        self.assertEqual((row["pairs"], row["met"]), (3, False))  # 121/110 = 1.10
 
 
 if __name__ == "__main__":
