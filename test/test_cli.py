@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import subprocess
@@ -115,6 +116,16 @@ class TestRunChild(TestCase):
             self.fail(f"compile-worker stand-in {worker} outlived the timeout")
 
 
+@contextlib.contextmanager
+def _tools_on_path():
+    """tools/ is not a package: its libraries import with tools/ on sys.path."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        yield
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+
+
 class TestRepository(TestCase):
     """README's two commands exist, .ci/run runs README's test command verbatim, and
     README's version matrix is the one rendered from the committed JSON."""
@@ -129,11 +140,8 @@ class TestRepository(TestCase):
 
     def test_readme_matrix_matches_results_json(self) -> None:
         # README's version-matrix section is tools/run_matrix --report-md, rendered from the JSON.
-        sys.path.insert(0, str(ROOT / "tools"))
-        try:
+        with _tools_on_path():
             from matrix_lib import expectations, phases, results
-        finally:
-            sys.path.remove(str(ROOT / "tools"))
         data = results.load(ROOT / "docs" / "matrix" / "results.json")
         self.assertEqual(len(data["releases"]), 7)
         self.assertEqual(data["suite"], phases.SUITE_COMMAND)  # the suite the tool runs today
@@ -145,11 +153,8 @@ class TestRepository(TestCase):
 
     def test_readme_gpu_bench_matches_results_json(self) -> None:
         # README's H200 table is tools/bench table over the committed results: 3 whole repetitions a part.
-        sys.path.insert(0, str(ROOT / "tools"))
-        try:
+        with _tools_on_path():
             from bench_lib import compiles, report
-        finally:
-            sys.path.remove(str(ROOT / "tools"))
         _, compiled = report.load([ROOT / "docs" / "bench" / "a.json", ROOT / "docs" / "bench" / "b.json"])
         for data in compiled:
             self.assertEqual(data["device"], "cuda")

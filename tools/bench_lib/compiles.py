@@ -194,6 +194,7 @@ def run(script: Path, parts: list[str], device: str, reps: int, budget_s: float,
         "reps_requested": reps,
         "budget_s": budget_s,
         "commands": [],
+        "hosts": [],  # one per command: where it ran
         "runs": [],
     }
     stored = _stored(out, parts, device, resume, fresh)
@@ -202,8 +203,8 @@ def run(script: Path, parts: list[str], device: str, reps: int, budget_s: float,
         data["hosts"] = stored.get("hosts") or [None] * len(data["commands"])
         data["runs"] = [r for r in stored["runs"] if r["rep"] in _complete(stored["runs"], cells)]
     data["commands"].append(command)
-    # Where it ran: the H200 figures come from parts run side by side on one GPU and half the cores each.
-    data.setdefault("hosts", []).append(_host())
+    # The H200 figures come from parts run side by side, each on one GPU and half the cores.
+    data["hosts"].append(_host())
     this_command = len(data["commands"]) - 1
     out.parent.mkdir(parents=True, exist_ok=True)
     began = time.monotonic()
