@@ -1,25 +1,36 @@
-"""Stop ``torch.compile(mode="max-autotune")`` crashing on aliased Triton template inputs.
+"""Stop ``torch.compile(mode="max-autotune")`` crashing when Inductor's template inputs
+and its autotuning call disagree.
 
-Importing this package applies the fix; ``INDUCTOR_FIX_DISABLE=1`` turns it off.
+Importing this package applies the fix, lazily: nothing of ``torch._inductor`` is
+imported here; the patches land when ``torch._inductor.select_algorithm`` is first
+imported, or at once if it already is. What is patched, where and why is one table,
+``inductor_fix._patches.PATCHES``; every target is a ``"Class.attribute"`` of
+``torch/_inductor/select_algorithm.py``:
 
-The bug (pytorch/pytorch#188069, torch 2.9.0-2.14.x, and 2.8.x with
-``enable_caching_generated_triton_templates=True``): Inductor's Triton template
-codegen cache (``GeneratedCodeCache`` in ``torch/_inductor/select_algorithm.py``)
-keys generated code by input layouts but not by which inputs are the same
-buffer, so a kernel generated for ``bmm(x, x)`` is replayed for ``bmm(a, b)``
-and the autotuning benchmark crashes with ``launcher() got multiple values for
-argument 'stream'`` (or ``missing 1 required positional argument: '_grid_2'``).
-Fixed upstream in 2.15.0 (PR #188268).
+============================  ==========================================================  =====================
+patch                         wraps                                                       fixes (stock torch)
+============================  ==========================================================  =====================
+``cache-key``                 ``GeneratedCodeCache.make_key``: key also holds which        #188069, 2.9-2.14
+                              inputs are one buffer (the aliasing pattern)                 (2.8 if cache on)
+``arity-guard``               ``TritonTemplate.generate``, ``AlgorithmSelectorCache        the kind of both:
+                              .__call__`` / ``.benchmark_choice``: a choice whose kernel    no arity TypeError
+                              cannot take its arguments is regenerated or excluded         at any launch
+``benchmark-realign``         ``AlgorithmSelectorCache.benchmark_in_current_process``:     #194515, 2.9-2.14
+                              each choice benchmarked with the tensors its kernel takes    (FlexAttention)
+============================  ==========================================================  =====================
 
-Importing is cheap: ``torch._inductor`` is not imported here. The patches land
-when ``torch._inductor.select_algorithm`` is first imported, or at once if it
-already is. Public API:
+Whether a patch is needed is decided by behaviour (the cache-key probe calls
+``make_key``; realignment compares buffer names per selection), never by version.
+Undo: :func:`remove` restores every original ever wrapped; ``INDUCTOR_FIX_DISABLE=1``
+disables all, ``INDUCTOR_FIX_DISABLE=arity-guard,benchmark-realign`` just those.
 
-- :func:`apply` / :func:`remove` - idempotent, thread-safe; ``remove`` restores
-  the exact original functions.
-- :func:`status` - a :class:`~inductor_fix.status.Status`: state, reason,
-  torch/triton versions and what was patched.
+Public API:
+
+- :func:`apply` / :func:`remove` - idempotent, thread-safe.
+- :func:`status` - a :class:`~inductor_fix.status.Status`: overall state, whether this
+  torch is protected, each patch's state and reason, torch/triton versions.
 - :func:`applied` / :func:`removed` - context managers for scoped use.
+- :func:`is_patched` / :func:`original` - whether a target is wrapped, and its stock object.
 - :class:`InductorFixWarning` - the one warning category this package emits.
 
 CLI: ``python -m inductor_fix status`` and ``python -m inductor_fix check``.
@@ -28,8 +39,8 @@ CLI: ``python -m inductor_fix status`` and ``python -m inductor_fix check``.
 from __future__ import annotations
 
 from . import _core
-from ._core import applied, apply, remove, removed, status
-from ._warnings import InductorFixWarning, warn_once
+from ._core import applied, apply, is_patched, original, remove, removed, status
+from ._warnings import InductorFixWarning
 from .status import PatchStatus, State, Status
 
 __all__ = [
@@ -39,6 +50,8 @@ __all__ = [
     "Status",
     "applied",
     "apply",
+    "is_patched",
+    "original",
     "remove",
     "removed",
     "status",
@@ -50,7 +63,10 @@ def _apply_at_import() -> None:
     try:
         _core.install()
     except Exception as error:  # never raise at import
+        from ._warnings import warn_once
+
         warn_once(f"inductor_fix: not applied, unexpected error: {type(error).__name__}: {error}")
 
 
 _apply_at_import()
+del _apply_at_import

@@ -1,9 +1,12 @@
-"""The two patches, as data: what each wraps, and how it decides it applies.
+"""The patch table: every patch this package can apply, as data.
 
-Each patch's ``plan(module)`` inspects the live
-``torch._inductor.select_algorithm`` module and either returns one wrapper
-factory per wrapped attribute or raises :class:`NotNeeded` /
-:class:`Unsupported` with a one-line reason. Nothing is patched by ``plan``.
+Each :class:`Patch` names its targets (``"Class.attribute"`` in
+``torch._inductor.select_algorithm``, each with the factory that wraps it), the
+upstream issue and PR, the stock releases that have the bug (a ``packaging``
+specifier, for tests and tools: whether a build needs a patch is decided by
+behaviour, never by this range), and when the patch can be deleted. ``decide``
+inspects the live module and returns what the factories need, or raises
+:class:`NotNeeded` / :class:`Unsupported` with a one-line reason; it patches nothing.
 """
 
 from __future__ import annotations
@@ -11,14 +14,14 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from . import _versions
 
-# The fix itself (aliasing, guard, _probe, _fingerprints) is imported inside the
-# plans, when Inductor loads: ``import inductor_fix`` must stay cheap.
+# The fix itself (aliasing, guard, realign, _probe, _fingerprints) is imported inside
+# the functions below, when Inductor loads: ``import inductor_fix`` must stay cheap.
 
-__all__ = ["PATCHES", "WRAPPED", "NotNeeded", "Patch", "Unsupported", "check_fingerprints"]
+__all__ = ["MODULE", "PATCHES", "TARGETS", "NotNeeded", "Patch", "Unsupported", "by_name", "check_fingerprints"]
 
 MODULE = "torch._inductor.select_algorithm"
 
@@ -31,30 +34,67 @@ class Unsupported(Exception):
     """This torch's internals are not what the patch recognises."""
 
 
-Wrappers = dict[tuple[str, str], Callable[[Any], Any]]
+#: ``factory(original, context)`` returns the wrapper installed in place of ``original``
+#: (the object in the class ``__dict__``: a function, or a classmethod for classmethods).
+Factory = Callable[[Any, Any], Any]
 
 
 @dataclasses.dataclass(frozen=True)
 class Patch:
     name: str
-    #: ``(class name, attribute)`` pairs wrapped, the first being the main one.
-    wraps: tuple[tuple[str, str], ...]
-    plan: Callable[[ModuleType], Wrappers]
+    #: ``"Class.attribute"`` -> wrapper factory; what is wrapped is exactly these keys.
+    targets: Mapping[str, Factory]
+    #: ``decide(module)`` -> the context the factories take; raises NotNeeded or Unsupported.
+    decide: Callable[[ModuleType], Any]
     #: What the patch does once applied, for status().
     effect: str
+    upstream: str
+    #: Stock torch releases with the bug, as a ``packaging`` specifier.
+    affected: str
+    delete_when: str
     #: Called after install; raises Unsupported if the patched module misbehaves.
     verify: Callable[[ModuleType], None] | None = None
 
     @property
     def target(self) -> str:
-        return ", ".join(f"{MODULE}.{owner}.{attribute}" for owner, attribute in self.wraps)
+        return ", ".join(f"{MODULE}.{target}" for target in self.targets)
+
+    def is_affected(self, torch_version: str) -> bool:
+        """Whether stock ``torch_version`` (``"2.14.1+cu130"``, a dev build counts as its
+        release) has the bug; for tests and tools, not for deciding to patch."""
+        from packaging.specifiers import SpecifierSet
+
+        release = _versions.release_of(torch_version)
+        return release is not None and release in SpecifierSet(self.affected)
 
 
-def _function(module: ModuleType, owner_name: str, attribute: str) -> Any:
-    owner = getattr(module, owner_name, None)
-    function = getattr(owner, "__dict__", {}).get(attribute)
-    if not inspect.isfunction(function):
-        raise Unsupported(f"{owner_name}.{attribute} is not a plain function in this torch")
+def split_target(target: str) -> tuple[str, str]:
+    owner, attribute = target.split(".")
+    return owner, attribute
+
+
+def function_of(member: Any) -> Any:
+    """The plain function behind a class ``__dict__`` entry (a classmethod's ``__func__``)."""
+    return member.__func__ if isinstance(member, (classmethod, staticmethod)) else member
+
+
+def _function(module: ModuleType, target: str, kind: type | None = None) -> Any:
+    """The function behind ``target``; Unsupported if absent or not a plain function
+    (or, with ``kind``, not wrapped in ``kind``, e.g. ``classmethod``)."""
+    owner_name, attribute = split_target(target)
+    member = getattr(getattr(module, owner_name, None), "__dict__", {}).get(attribute)
+    if kind is not None and not isinstance(member, kind):
+        raise Unsupported(f"{target} is not a {kind.__name__} in this torch")
+    if not inspect.isfunction(function_of(member)):
+        raise Unsupported(f"{target} is not a plain function in this torch")
+    return function_of(member)
+
+
+def _require_parameters(module: ModuleType, target: str, names: tuple[str, ...], kind: type | None = None) -> Any:
+    function = _function(module, target, kind)
+    missing = [name for name in names if name not in inspect.signature(function).parameters]
+    if missing:
+        raise Unsupported(f"{target} has no {', '.join(repr(n) for n in missing)} parameter")
     return function
 
 
@@ -64,24 +104,34 @@ def check_fingerprints(patch: Patch, module: ModuleType, torch_version: str) -> 
     from . import _fingerprints
 
     release = str(_versions.release_of(torch_version))
-    for owner_name, attribute in patch.wraps:
-        recorded = _fingerprints.RECORDED.get(release, {}).get(f"{owner_name}.{attribute}")
+    for target in patch.targets:
+        recorded = _fingerprints.RECORDED.get(release, {}).get(target)
         if recorded is None:
             continue
+        owner_name, attribute = split_target(target)
         try:
-            actual = _fingerprints.fingerprint_of(getattr(module, owner_name).__dict__[attribute])
+            actual = _fingerprints.fingerprint_of(function_of(getattr(module, owner_name).__dict__[attribute]))
         except (OSError, TypeError) as error:
-            raise Unsupported(f"cannot read the source of {owner_name}.{attribute}: {error}") from error
+            raise Unsupported(f"cannot read the source of {target}: {error}") from error
         if actual != recorded:
             raise Unsupported(
-                f"{owner_name}.{attribute} differs from torch {release}'s released source "
-                f"(fingerprint {actual}, recorded {recorded})"
+                f"{target} differs from torch {release}'s released source (fingerprint {actual}, recorded {recorded})"
             )
 
 
 def _require_cache(module: ModuleType) -> None:
     if not hasattr(module, "GeneratedCodeCache"):
         raise NotNeeded(f"this torch has no Triton template codegen cache (added in {_versions.CACHE_ADDED})")
+
+
+def _no_choices_error(module: ModuleType) -> type[Exception]:
+    error = getattr(module, "NoValidChoicesError", None)
+    if not (isinstance(error, type) and issubclass(error, Exception)):
+        raise Unsupported("select_algorithm.NoValidChoicesError is missing")
+    return error
+
+
+# --- cache-key ------------------------------------------------------------------
 
 
 def _separates_aliasing(module: ModuleType, make_key: Any, which: str = "") -> bool:
@@ -94,18 +144,13 @@ def _separates_aliasing(module: ModuleType, make_key: Any, which: str = "") -> b
         raise Unsupported(f"{which}{error}") from error
 
 
-def _plan_cache_key(module: ModuleType) -> Wrappers:
-    from .aliasing import aliasing_aware_make_key
-
+def _decide_cache_key(module: ModuleType) -> int:
+    """The position of ``input_nodes`` among ``make_key``'s parameters after ``self``."""
     _require_cache(module)
-    make_key = _function(module, "GeneratedCodeCache", "make_key")
-    parameters = list(inspect.signature(make_key).parameters)[1:]
-    if "input_nodes" not in parameters:
-        raise Unsupported("GeneratedCodeCache.make_key has no 'input_nodes' parameter")
+    make_key = _require_parameters(module, "GeneratedCodeCache.make_key", ("input_nodes",))
     if _separates_aliasing(module, make_key):
         raise NotNeeded("make_key already keys the aliasing pattern (upstream fix, pytorch/pytorch#188268)")
-    index = parameters.index("input_nodes")
-    return {("GeneratedCodeCache", "make_key"): lambda original: aliasing_aware_make_key(original, index)}
+    return list(inspect.signature(make_key).parameters)[1:].index("input_nodes")
 
 
 def _verify_cache_key(module: ModuleType) -> None:
@@ -113,37 +158,108 @@ def _verify_cache_key(module: ModuleType) -> None:
         raise Unsupported("the patched make_key still gives (x, x) and (x, y) the same key")
 
 
-def _plan_arity_guard(module: ModuleType) -> Wrappers:
-    from .guard import guarded_generate, guarded_selection
+def _aliasing_key(original: Any, index: int) -> Any:
+    from .aliasing import aliasing_aware_make_key
 
+    return aliasing_aware_make_key(original, index)
+
+
+# --- arity-guard ----------------------------------------------------------------
+
+
+def _decide_arity_guard(module: ModuleType) -> ModuleType:
     _require_cache(module)
-    generate = _function(module, "TritonTemplate", "generate")
-    _function(module, "AlgorithmSelectorCache", "__call__")  # raises Unsupported if absent
-    if "generate_with_caching" not in inspect.signature(generate).parameters:
-        raise Unsupported("TritonTemplate.generate has no 'generate_with_caching' parameter")
-    no_choices_error = getattr(module, "NoValidChoicesError", None)
-    if not (isinstance(no_choices_error, type) and issubclass(no_choices_error, Exception)):
-        raise Unsupported("select_algorithm.NoValidChoicesError is missing")
-    return {
-        ("TritonTemplate", "generate"): guarded_generate,
-        ("AlgorithmSelectorCache", "__call__"): lambda original: guarded_selection(original, no_choices_error),
-    }
+    _require_parameters(module, "TritonTemplate.generate", ("generate_with_caching",))
+    _function(module, "AlgorithmSelectorCache.__call__")
+    _require_parameters(module, "AlgorithmSelectorCache.benchmark_choice", ("choice", "autotune_args"), classmethod)
+    _no_choices_error(module)
+    if not isinstance(getattr(module, "TritonTemplateCaller", None), type):
+        raise Unsupported("select_algorithm.TritonTemplateCaller is missing")
+    return module
+
+
+def _guarded_generate(original: Any, module: ModuleType) -> Any:
+    from .guard import guarded_generate
+
+    return guarded_generate(original)
+
+
+def _guarded_selection(original: Any, module: ModuleType) -> Any:
+    from .guard import guarded_selection
+
+    return guarded_selection(original, module.NoValidChoicesError)
+
+
+def _guarded_benchmark(original: classmethod, module: ModuleType) -> classmethod:
+    from .guard import guarded_benchmark_choice
+
+    return classmethod(guarded_benchmark_choice(original.__func__, module.TritonTemplateCaller))
+
+
+# --- benchmark-realign ----------------------------------------------------------
+
+_BENCHMARK_PARAMETERS = ("choices", "input_nodes", "layout", "input_gen_fns")
+
+
+def _decide_realign(module: ModuleType) -> ModuleType:
+    _require_parameters(module, "AlgorithmSelectorCache.benchmark_in_current_process", _BENCHMARK_PARAMETERS,
+                        classmethod)
+    for name in ("TritonTemplateCaller", "AlgorithmSelectorCache"):
+        if not isinstance(getattr(module, name, None), type):
+            raise Unsupported(f"select_algorithm.{name} is missing")
+    if not callable(getattr(module.AlgorithmSelectorCache, "benchmark_example_value", None)):
+        raise Unsupported("AlgorithmSelectorCache.benchmark_example_value is missing")
+    return module
+
+
+def _realigned(original: classmethod, module: ModuleType) -> classmethod:
+    from .realign import realigned_benchmark
+
+    return classmethod(realigned_benchmark(original.__func__, module))
 
 
 CACHE_KEY = Patch(
     name="cache-key",
-    wraps=(("GeneratedCodeCache", "make_key"),),
-    plan=_plan_cache_key,
-    effect="codegen-cache keys now include the input aliasing pattern (pytorch/pytorch#188069)",
+    targets={"GeneratedCodeCache.make_key": _aliasing_key},
+    decide=_decide_cache_key,
     verify=_verify_cache_key,
+    effect="codegen-cache keys now include the input aliasing pattern (pytorch/pytorch#188069)",
+    upstream="pytorch/pytorch#188069, fixed by PR #188268",
+    # 2.8.x has the cache off by default: affected only with enable_caching_generated_triton_templates=True.
+    affected=">=2.9.0,<2.15.0",
+    delete_when="the oldest supported torch is 2.15.0",
 )
 ARITY_GUARD = Patch(
     name="arity-guard",
-    wraps=(("TritonTemplate", "generate"), ("AlgorithmSelectorCache", "__call__")),
-    plan=_plan_arity_guard,
-    effect="template choices whose kernel arity mismatches are regenerated or excluded",
+    targets={
+        "TritonTemplate.generate": _guarded_generate,
+        "AlgorithmSelectorCache.__call__": _guarded_selection,
+        "AlgorithmSelectorCache.benchmark_choice": _guarded_benchmark,
+    },
+    decide=_decide_arity_guard,
+    effect="template choices whose kernel arity mismatches are regenerated, or excluded before any launch",
+    upstream="safety net for the kind of pytorch/pytorch#188069 and #194515 (no upstream equivalent)",
+    affected=">=2.9.0,<2.15.0",
+    delete_when="upstream checks a choice's arity against its benchmark arguments (not as of 2.15.0)",
 )
-PATCHES: tuple[Patch, ...] = (CACHE_KEY, ARITY_GUARD)
+BENCHMARK_REALIGN = Patch(
+    name="benchmark-realign",
+    targets={"AlgorithmSelectorCache.benchmark_in_current_process": _realigned},
+    decide=_decide_realign,
+    effect="each Triton template choice is benchmarked with the tensors its kernel takes (pytorch/pytorch#194515)",
+    upstream="pytorch/pytorch#194515, fixed for flex forward and decoding by PR #194555",
+    affected=">=2.9.0,<2.15.0",
+    delete_when="every template lowering passes its kernel's inputs to selection (flex backward does not in 2.15.0)",
+)
+PATCHES: tuple[Patch, ...] = (CACHE_KEY, ARITY_GUARD, BENCHMARK_REALIGN)
 
-#: "Class.method" of every wrapped function, as keyed in the fingerprint table.
-WRAPPED: tuple[str, ...] = tuple(f"{owner}.{attribute}" for patch in PATCHES for owner, attribute in patch.wraps)
+#: Every ``"Class.attribute"`` any patch wraps, as keyed in the fingerprint table.
+TARGETS: tuple[str, ...] = tuple(target for patch in PATCHES for target in patch.targets)
+
+
+def by_name(name: str) -> Patch:
+    """The patch called ``name``; KeyError if there is none."""
+    for patch in PATCHES:
+        if patch.name == name:
+            return patch
+    raise KeyError(name)

@@ -54,7 +54,8 @@ def _positive(kind: type) -> Callable[[str], float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m inductor_fix",
-        description="Fix for Inductor's Triton template codegen-cache aliasing crash (pytorch/pytorch#188069).",
+        description="Fix for Inductor's max-autotune template-argument crashes "
+        "(pytorch/pytorch#188069, codegen-cache aliasing; #194515, FlexAttention captured buffers).",
     )
     from . import __version__
 
@@ -70,8 +71,9 @@ def main(argv: list[str] | None = None) -> int:
 
     check = commands.add_parser("check", help="reproduce the crash stock vs patched on this torch")
     check.add_argument(
-        "--ops", type=_ops, default="bmm,mm,addmm,baddbmm",
-        help="comma-separated, from bmm, mm, addmm, baddbmm, bmm_t (bmm of x and x transposed)",
+        "--ops", type=_ops, default="bmm,mm,addmm,baddbmm,flex,flex_decoding",
+        help="comma-separated, from bmm, mm, addmm, baddbmm, bmm_t (bmm of x and x transposed), "
+        "flex, flex_decoding (FlexAttention with a gathered bias, pytorch/pytorch#194515) (default: %(default)s)",
     )
     check.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     check.add_argument(

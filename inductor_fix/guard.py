@@ -6,8 +6,9 @@ kernel's parameter list disagree with the arguments its benchmark request will
 pass (another property missing from a codegen-cache key, a miscounted captured
 buffer, signature drift), compilation does not crash on it.
 
-Wraps ``TritonTemplate.generate`` and ``AlgorithmSelectorCache.__call__`` in
-``torch/_inductor/select_algorithm.py`` (torch 2.8.0 and later):
+Wraps ``TritonTemplate.generate``, ``AlgorithmSelectorCache.__call__`` and
+``AlgorithmSelectorCache.benchmark_choice`` in ``torch/_inductor/select_algorithm.py``
+(torch 2.8.0 and later):
 
 1. After a choice is generated, count the kernel's parameters and the benchmark
    request's arguments (inputs, output, size args, workspace; the 3 grid values
@@ -19,6 +20,12 @@ Wraps ``TritonTemplate.generate`` and ``AlgorithmSelectorCache.__call__`` in
    (``counters["inductor_fix"]["excluded"]``); ATen and the other choices still
    compete. If no choice is left at all, selection raises Inductor's
    ``NoValidChoicesError`` saying the guard excluded them.
+4. At every in-process benchmark, before the launch, count the tensors the
+   autotuner actually passes (which come from the selection's ``input_nodes``,
+   not from the benchmark request, pytorch/pytorch#194515) against the kernel's
+   parameters. A choice that would not fit is timed ``inf`` instead of launched,
+   with the same warning (``counters["inductor_fix"]["excluded_at_benchmark"]``);
+   if every choice is timed ``inf`` so, ``NoValidChoicesError`` says why.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["ArityMismatch", "arity_mismatch", "guarded_generate", "guarded_selection"]
+__all__ = ["ArityMismatch", "arity_mismatch", "guarded_benchmark_choice", "guarded_generate", "guarded_selection"]
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +46,7 @@ log = logging.getLogger(__name__)
 GRID_VALUES = 3
 
 _excluded_since_selection = threading.local()
+_excluded_at_benchmark = threading.local()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,19 +61,22 @@ class ArityMismatch:
     kernel: str
     parameters: tuple[str, ...]
     arguments: tuple[str, ...]
+    #: Who passes ``arguments``: the choice's own benchmark request, or the autotuner.
+    caller: str = "its benchmark request"
 
     def message(self, description: str = "") -> str:
         config = f" [{description}]" if description else ""
         return (
             f"inductor_fix: excluded a Triton template choice of '{self.template}'{config} from autotuning: "
             f"kernel {self.kernel}({', '.join(self.parameters)}) takes {len(self.parameters)} parameters, "
-            f"but its benchmark request passes {len(self.arguments)} arguments "
+            f"but {self.caller} passes {len(self.arguments)} arguments "
             f"({', '.join(self.arguments)}) before the {GRID_VALUES} grid values"
         )
 
 
 def _describe_tensor(role: str, meta: Any) -> str:
-    sizes = "x".join(str(s) for s in getattr(meta, "sizes", ())) or "scalar"
+    """``"input 2x2x256x32 float32"`` for a ``TensorMeta`` (``sizes``) or a tensor (``shape``)."""
+    sizes = "x".join(str(s) for s in getattr(meta, "sizes", getattr(meta, "shape", ()))) or "scalar"
     dtype = str(getattr(meta, "dtype", "?")).replace("torch.", "")
     return f"{role} {sizes} {dtype}"
 
@@ -83,12 +94,17 @@ def benchmark_argument_count(bmreq: Any) -> int:
     return tensors + len(bmreq.extra_args) - GRID_VALUES
 
 
-def benchmark_arguments(bmreq: Any) -> tuple[str, ...]:
-    """Describe each argument counted by :func:`benchmark_argument_count`, for messages."""
-    inputs = [_describe_tensor("input", m) for m in tensor_metas(bmreq.input_tensor_meta)]
-    outputs = [_describe_tensor("output", m) for m in tensor_metas(bmreq.output_tensor_meta)]
+def benchmark_arguments(bmreq: Any, inputs: list[Any] | None = None, outputs: list[Any] | None = None) -> tuple[str, ...]:
+    """Describe each argument counted by :func:`benchmark_argument_count`, for messages;
+    ``inputs``/``outputs`` (tensors) stand for the request's own tensor metas if given."""
+    inputs = tensor_metas(bmreq.input_tensor_meta) if inputs is None else inputs
+    outputs = tensor_metas(bmreq.output_tensor_meta) if outputs is None else outputs
     extra = list(bmreq.extra_args)[: len(bmreq.extra_args) - GRID_VALUES]
-    return (*inputs, *outputs, *(f"size {value!r}" for value in extra))
+    return (
+        *(_describe_tensor("input", m) for m in inputs),
+        *(_describe_tensor("output", m) for m in outputs),
+        *(f"size {value!r}" for value in extra),
+    )
 
 
 def kernel_parameters(bmreq: Any) -> tuple[str, ...]:
@@ -160,20 +176,54 @@ def guarded_generate(generate: Callable[..., Any]) -> Callable[..., Any]:
             choice, mismatch = checked(*bound.args, **bound.kwargs)
             if mismatch is None:
                 return choice
-        counters["inductor_fix"]["excluded"] += 1
-        excluded = getattr(_excluded_since_selection, "messages", None)
-        if excluded is None:
-            excluded = _excluded_since_selection.messages = []
-        excluded.append(mismatch.message(getattr(choice, "description", "")))
-        log.warning("%s", excluded[-1])
+        _exclude(mismatch, getattr(choice, "description", ""), _excluded_since_selection, "excluded")
         return None
 
     return generate_with_arity_guard
 
 
+def _exclude(mismatch: ArityMismatch, description: str, store: threading.local, counter: str) -> None:
+    from torch._dynamo.utils import counters
+
+    counters["inductor_fix"][counter] += 1
+    messages = getattr(store, "messages", None)
+    if messages is None:
+        messages = store.messages = []
+    messages.append(mismatch.message(description))
+    log.warning("%s", messages[-1])
+
+
+def guarded_benchmark_choice(benchmark_choice: Callable[..., Any], template_caller: type) -> Callable[..., Any]:
+    """Wrap ``AlgorithmSelectorCache.benchmark_choice`` (the function under its
+    ``classmethod``): a Triton template choice (``template_caller``) whose kernel cannot
+    take the tensors the autotuner passes is timed ``inf`` instead of launched (module
+    docstring, step 4)."""
+
+    @functools.wraps(benchmark_choice)
+    def benchmark_choice_with_arity_guard(cls: Any, choice: Any, autotune_args: Any) -> Any:
+        bmreq = getattr(choice, "bmreq", None)
+        if isinstance(choice, template_caller) and getattr(bmreq, "module_path", None) is not None:
+            try:
+                inputs, output = autotune_args.get_benchmark_tensors(False).unpack()
+                parameters = kernel_parameters(bmreq)
+                passed = len(inputs) + 1 + len(bmreq.extra_args) - GRID_VALUES
+            except Exception:  # cannot be checked: benchmark as stock would
+                passed = parameters = None
+            if parameters is not None and len(parameters) != passed:
+                arguments = benchmark_arguments(bmreq, list(inputs), [output])
+                mismatch = ArityMismatch(bmreq.kernel_name.removeprefix("triton_"), bmreq.kernel_name, parameters,
+                                         arguments, "the autotuner's in-process benchmark")
+                _exclude(mismatch, getattr(choice, "description", ""), _excluded_at_benchmark, "excluded_at_benchmark")
+                return float("inf")
+        return benchmark_choice(cls, choice, autotune_args)
+
+    return benchmark_choice_with_arity_guard
+
+
 def guarded_selection(select: Callable[..., Any], no_choices_error: type[Exception]) -> Callable[..., Any]:
-    """Wrap ``AlgorithmSelectorCache.__call__`` so that an empty choice list caused by
-    the guard raises ``no_choices_error`` saying so, instead of a bare "No choices"."""
+    """Wrap ``AlgorithmSelectorCache.__call__`` so that a selection left without a choice
+    by the guard raises ``no_choices_error`` saying so, instead of a bare "No choices":
+    either every choice was excluded when generated, or every benchmark was."""
 
     @functools.wraps(select)
     def select_with_arity_guard(self: Any, name: Any, choices: Any, *args: Any, **kwargs: Any) -> Any:
@@ -185,6 +235,19 @@ def guarded_selection(select: Callable[..., Any], no_choices_error: type[Excepti
                 f"{len(excluded)} Triton template choices and no other backend offered one "
                 f"(add ATEN to max_autotune_gemm_backends). First exclusion: {excluded[0]}"
             )
-        return select(self, name, choices, *args, **kwargs)
+        _excluded_at_benchmark.messages = []
+        try:
+            return select(self, name, choices, *args, **kwargs)
+        except no_choices_error as error:
+            at_benchmark = getattr(_excluded_at_benchmark, "messages", None) or []
+            if not at_benchmark:
+                raise
+            raise no_choices_error(
+                f"inductor_fix: no choice is left for '{name}': the arity guard timed {len(at_benchmark)} "
+                f"Triton template choice(s) inf at benchmark, and no other choice ran. "
+                f"First exclusion: {at_benchmark[0]}"
+            ) from error
+        finally:
+            _excluded_at_benchmark.messages = []
 
     return select_with_arity_guard

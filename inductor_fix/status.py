@@ -38,8 +38,9 @@ class State(str, enum.Enum):
 
 @dataclasses.dataclass(frozen=True)
 class PatchStatus:
-    """One patch: ``name`` (``"cache-key"`` or ``"arity-guard"``), the dotted
-    ``target`` it wraps, its ``state``, and a one-line ``reason``."""
+    """One patch: ``name`` (``"cache-key"``, ``"arity-guard"`` or ``"benchmark-realign"``),
+    the dotted ``target`` (or targets, comma-separated) it wraps, its ``state``, and a
+    one-line ``reason``."""
 
     name: str
     target: str
@@ -51,18 +52,43 @@ class PatchStatus:
 class Status:
     """The package as a whole.
 
-    ``state`` and ``reason`` are those of the ``cache-key`` patch, the fix for
-    pytorch/pytorch#188069; ``patches`` lists every patch. ``torch_version`` is
-    ``torch.__version__`` once torch is imported (``"2.14.1+cu130"``), else the
-    installed distribution's version (``"2.14.1"``); ``triton_version`` the
-    installed distribution's. Both are None when not installed.
+    ``state`` is the overall answer, from the patches' states, first rule that holds:
+    ``pending`` if any patch waits for Inductor; ``unsupported`` if any patch did not
+    fit this torch; ``disabled`` if any patch is disabled; ``removed`` if any was
+    removed; ``applied`` if any is applied (the others not needed); else
+    ``not-needed``. ``protected`` answers "is this torch protected?": True when the
+    state is ``applied`` or ``not-needed``, None while ``pending``, else False;
+    ``reason`` says why in one line. ``patches`` lists every patch.
+    ``torch_version`` is ``torch.__version__`` once torch is imported
+    (``"2.14.1+cu130"``), else the installed distribution's version (``"2.14.1"``);
+    ``triton_version`` the installed distribution's. Both are None when not installed.
     """
 
     state: State
     reason: str
+    protected: bool | None
     torch_version: str | None
     triton_version: str | None
     patches: tuple[PatchStatus, ...]
+
+    @classmethod
+    def of(cls, patches: tuple[PatchStatus, ...], torch_version: str | None, triton_version: str | None) -> Status:
+        """The overall status of ``patches`` (rules in the class docstring)."""
+        for state in (State.PENDING, State.UNSUPPORTED, State.DISABLED, State.REMOVED, State.APPLIED):
+            named = [p for p in patches if p.state == state]
+            if named:
+                break
+        else:
+            state, named = State.NOT_NEEDED, list(patches)
+        protected = None if state == State.PENDING else state in (State.APPLIED, State.NOT_NEEDED)
+        if state == State.APPLIED:
+            reason = "protected: " + "; ".join(f"{p.name} {p.state}" for p in patches)
+        elif state == State.NOT_NEEDED:
+            reason = "protected: this torch has none of the bugs the patches fix"
+        else:
+            names = ", ".join(p.name for p in named)
+            reason = f"{'' if protected is None else 'not protected: '}{names} {state}: {named[0].reason}"
+        return cls(state, reason, protected, torch_version, triton_version, patches)
 
     def patch(self, name: str) -> PatchStatus:
         """The :class:`PatchStatus` called ``name``; KeyError if there is none."""
@@ -81,6 +107,6 @@ class Status:
             f"  torch {self.torch_version or 'not installed'}, triton {self.triton_version or 'not installed'}",
         ]
         for patch in self.patches:
-            lines.append(f"  {patch.name:<12} {str(patch.state):<12} {patch.target}")
-            lines.append(f"  {'':<12} {'':<12} {patch.reason}")
+            lines.append(f"  {patch.name:<17} {str(patch.state):<11} {patch.target}")
+            lines.append(f"  {'':<17} {'':<11} {patch.reason}")
         return "\n".join(lines)

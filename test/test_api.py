@@ -16,13 +16,15 @@ import torch
 import torch._inductor.select_algorithm as select_algorithm
 from inductor_fix import State
 from inductor_fix._fingerprints import RECORDED
+from inductor_fix._patches import TARGETS, function_of, split_target
 from inductor_fix._registry import MARKER
 from torch._inductor.test_case import TestCase, run_tests
 
 CACHE = select_algorithm.GeneratedCodeCache
 TEMPLATE = select_algorithm.TritonTemplate
 SELECTOR = select_algorithm.AlgorithmSelectorCache
-WRAPPED = ((CACHE, "make_key"), (TEMPLATE, "generate"), (SELECTOR, "__call__"))
+#: (class, attribute) of every patch target, from the patch table.
+WRAPPED = tuple((getattr(select_algorithm, owner), name) for owner, name in map(split_target, TARGETS))
 
 
 def _originals() -> list[object]:
@@ -45,15 +47,23 @@ class TestApplyRemove(TestCase):
         for (owner, name), original in zip(WRAPPED, self.originals):
             wrapper = owner.__dict__[name]
             self.assertIsNot(wrapper, original)
-            self.assertIs(wrapper.__wrapped__, original, f"{owner.__name__}.{name} wrapped twice")
+            self.assertIs(type(wrapper), type(original), f"{owner.__name__}.{name}: classmethod kept")
+            inner = function_of(wrapper).__wrapped__
+            self.assertIs(inner, function_of(original), f"{owner.__name__}.{name} wrapped twice")
             self.assertTrue(getattr(wrapper, MARKER))
+            self.assertTrue(inductor_fix.is_patched(f"{owner.__name__}.{name}"))
+            self.assertIs(inductor_fix.original(f"{owner.__name__}.{name}"), original)
 
     def test_remove_restores_exact_originals(self) -> None:
         inductor_fix.apply()
         status = inductor_fix.remove()
         self.assertEqual(status.state, State.REMOVED)
+        self.assertIs(status.protected, False)
         for (owner, name), original in zip(WRAPPED, self.originals):
             self.assertIs(owner.__dict__[name], original)
+            self.assertFalse(inductor_fix.is_patched(f"{owner.__name__}.{name}"))
+            with self.assertRaises(KeyError):
+                inductor_fix.original(f"{owner.__name__}.{name}")
         self.assertEqual(inductor_fix.remove(), status)  # idempotent
 
     def test_status_describes_applied_fix(self) -> None:
@@ -61,11 +71,12 @@ class TestApplyRemove(TestCase):
         self.assertEqual(status.state, State.APPLIED)
         self.assertEqual(status.torch_version, torch.__version__)
         self.assertTrue(status.triton_version)
-        self.assertEqual([p.name for p in status.patches], ["cache-key", "arity-guard"])
+        self.assertEqual([p.name for p in status.patches], ["cache-key", "arity-guard", "benchmark-realign"])
         self.assertEqual(
             status.patch("cache-key").target, "torch._inductor.select_algorithm.GeneratedCodeCache.make_key"
         )
-        self.assertIn("aliasing pattern", status.reason)
+        self.assertIn("aliasing pattern", status.patch("cache-key").reason)
+        self.assertIs(status.protected, True)
         self.assertEqual(status.to_dict()["state"], "applied")
 
     def test_context_managers_restore_previous_state(self) -> None:
@@ -92,7 +103,7 @@ class TestApplyRemove(TestCase):
         for thread in threads:
             thread.join()
         for (owner, name), original in zip(WRAPPED, self.originals):
-            self.assertIs(owner.__dict__[name].__wrapped__, original)
+            self.assertIs(function_of(owner.__dict__[name]).__wrapped__, function_of(original))
 
     def test_many_cycles_leave_originals(self) -> None:
         for _ in range(1000):
@@ -119,8 +130,26 @@ class TestGating(TestCase):
         with mock.patch.dict("os.environ", {"INDUCTOR_FIX_DISABLE": "1"}):
             status = inductor_fix.apply()
         self.assertEqual(status.state, State.DISABLED)
+        self.assertIs(status.protected, False)
         self.assertEqual({p.state for p in status.patches}, {State.DISABLED})
         self.assertIs(CACHE.__dict__["make_key"], self.make_key)
+
+    def test_one_patch_disabled_by_name(self) -> None:
+        with mock.patch.dict("os.environ", {"INDUCTOR_FIX_DISABLE": " arity-guard "}):
+            status = inductor_fix.apply()
+        self.assertEqual({p.name: p.state for p in status.patches},
+                         {"cache-key": State.APPLIED, "arity-guard": State.DISABLED,
+                          "benchmark-realign": State.APPLIED})
+        self.assertEqual((status.state, status.protected), (State.DISABLED, False))
+        self.assertIn("arity-guard disabled", status.reason)
+        self.assertFalse(inductor_fix.is_patched("TritonTemplate.generate"))
+        self.assertTrue(inductor_fix.is_patched("GeneratedCodeCache.make_key"))
+
+    def test_unknown_patch_name_changes_nothing(self) -> None:
+        with mock.patch.dict("os.environ", {"INDUCTOR_FIX_DISABLE": "arity_guard"}):
+            with self.assertWarnsRegex(inductor_fix.InductorFixWarning, "unknown patch name.*arity_guard"):
+                status = inductor_fix.apply()
+        self.assertEqual({p.state for p in status.patches}, {State.APPLIED})
 
     def test_not_needed_when_key_already_separates_aliasing(self) -> None:
         """Decided by probing make_key's behaviour, whatever the version string says."""
@@ -136,18 +165,23 @@ class TestGating(TestCase):
             warnings.simplefilter("error", inductor_fix.InductorFixWarning)
             status = inductor_fix.apply()
         self.assertEqual(status.patch("cache-key").state, State.NOT_NEEDED)
-        self.assertIn("already keys the aliasing pattern", status.reason)
+        self.assertIn("already keys the aliasing pattern", status.patch("cache-key").reason)
+        self.assertEqual((status.state, status.protected), (State.APPLIED, True))  # the others still apply
         self.assertIs(CACHE.__dict__["make_key"], make_key_keyed_by_identity)
 
     def test_not_needed_without_codegen_cache(self) -> None:
         """torch <= 2.7 has no GeneratedCodeCache: nothing to fix, nothing patched."""
         stand_in = types.ModuleType(select_algorithm.__name__)
         stand_in.TritonTemplate = TEMPLATE
+        stand_in.TritonTemplateCaller = select_algorithm.TritonTemplateCaller
+        stand_in.AlgorithmSelectorCache = SELECTOR
         with mock.patch.dict(sys.modules, {select_algorithm.__name__: stand_in}):
             status = inductor_fix.apply()
             inductor_fix.remove()
-        self.assertEqual({p.state for p in status.patches}, {State.NOT_NEEDED})
-        self.assertIn("no Triton template codegen cache", status.reason)
+        self.assertEqual({status.patch(n).state for n in ("cache-key", "arity-guard")}, {State.NOT_NEEDED})
+        # Realignment needs no codegen cache: it applies wherever its target is as recognised.
+        self.assertEqual(status.patch("benchmark-realign").state, State.APPLIED)
+        self.assertIn("no Triton template codegen cache", status.patch("cache-key").reason)
         self.assertIs(TEMPLATE.__dict__["generate"], _originals()[1])
 
     def test_unsupported_signature_warns_once(self) -> None:
@@ -210,6 +244,19 @@ class TestDisabledProcess(TestCase):
             """
         )
         self.assertEqual(result.stdout.split(), ["applied", "True"], result.stderr[-2000:])
+
+    def test_remove_after_reload_restores_old_and_new_classes(self) -> None:
+        result = run_python(
+            """
+            import importlib, inductor_fix, torch._inductor.select_algorithm as sa
+            old = sa.GeneratedCodeCache
+            sa = importlib.reload(sa)
+            inductor_fix.remove()
+            print(hasattr(old.__dict__["make_key"], "__wrapped__"),
+                  hasattr(sa.GeneratedCodeCache.__dict__["make_key"], "__wrapped__"))
+            """
+        )
+        self.assertEqual(result.stdout.split(), ["False", "False"], result.stderr[-2000:])
 
     def test_environment_variable_turns_import_off(self) -> None:
         result = run_python(

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from inductor_fix._fingerprints import fingerprint  # noqa: E402
-from inductor_fix._patches import WRAPPED  # noqa: E402
+from inductor_fix._patches import TARGETS  # noqa: E402
 
 SOURCE = "torch/_inductor/select_algorithm.py"
 TABLE_FILE = Path(__file__).resolve().parents[1] / "inductor_fix" / "_fingerprints.py"
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         with zipfile.ZipFile(wheel) as archive:
             sources = method_sources(archive.read(SOURCE).decode())
         lines.append(f'    "{release_from_wheel(wheel)}": {{')
-        lines.extend(f'        "{name}": "{fingerprint(sources[name])}",' for name in WRAPPED if name in sources)
+        lines.extend(f'        "{name}": "{fingerprint(sources[name])}",' for name in TARGETS if name in sources)
         lines.append("    },")
     lines.append("}")
     table = "\n".join(lines) + "\n"

@@ -1,9 +1,11 @@
 """``python -m inductor_fix check``: does the installed torch crash, and does the fix stop it?
 
-For each op (bmm, mm, addmm, baddbmm) and order (alias-first, distinct-first)
-it runs the two-compile sequence of :mod:`inductor_fix.testing.workloads` twice,
-stock (``INDUCTOR_FIX_DISABLE=1``) and patched, each in a fresh subprocess with
-a fresh ``TORCHINDUCTOR_CACHE_DIR``, and prints a verdict table.
+For each matmul op (bmm, mm, addmm, baddbmm) and order (alias-first,
+distinct-first) it runs the two-compile sequence of
+:mod:`inductor_fix.testing.workloads` (pytorch/pytorch#188069), and for each
+FlexAttention op (flex, flex_decoding) the gathered-bias compile (#194515), twice:
+stock (``INDUCTOR_FIX_DISABLE=1``) and patched, each in a fresh subprocess with a
+fresh ``TORCHINDUCTOR_CACHE_DIR``, and prints a verdict table.
 
 On a CUDA machine the kernels run for real and patched outputs are compared
 with eager. On a CPU-only machine the Triton-on-CPU harness
@@ -23,17 +25,22 @@ from typing import Any, Sequence
 
 from .case import RESULT_MARKER
 from .child import run_child
+from ..testing.workloads import orders_of, steps_of
 
 __all__ = ["Case", "run_check", "verdict"]
 
-DEFAULT_OPS = ("bmm", "mm", "addmm", "baddbmm")
+DEFAULT_OPS = ("bmm", "mm", "addmm", "baddbmm", "flex", "flex_decoding")
+SEQUENCE_LABELS = {"alias-first": "alias -> distinct", "distinct-first": "distinct -> alias",
+                   "gathered-bias": "gathered bias"}
 MODES = ("stock", "patched")
 
 HARNESS_NOTE = (
     "CPU-only machine: Triton-on-CPU harness. Inductor's real template codegen, codegen cache and "
     "benchmark-request code run; kernel launches are replaced by an arity oracle that raises the "
-    "TypeError a real launcher would (see CONTRIBUTING.md, 'The CPU harness'). It shows whether "
-    "arguments fit kernels, not whether outputs are right."
+    "TypeError a real launcher would (see CONTRIBUTING.md, 'The CPU harness'). FlexAttention reaches "
+    "its Triton forward and decoding templates through two more seams (the lowering's CPU dispatch "
+    "removed, a stand-in SM count); flex backward is not run. It shows whether arguments fit "
+    "kernels, not whether outputs are right."
 )
 
 
@@ -64,7 +71,7 @@ class Case:
             if errors:
                 extra = f" (max rel err {max(errors):.1e})"
             if any(self.guard.values()):
-                extra += " guard: " + ", ".join(f"{k} {v}" for k, v in sorted(self.guard.items()))
+                extra += " inductor_fix: " + ", ".join(f"{k} {v}" for k, v in sorted(self.guard.items()))
             return "ok" + extra
         return f"crash: {self.error}"
 
@@ -85,7 +92,7 @@ def _run_case(case: Case, timeout: float, threads: int | None) -> Case:
     case.seconds, result = child.seconds, child.result
     case.state, case.steps, case.guard = result["state"], result["steps"], result["guard"]
     failed = [step for step in case.steps if step["error"]]
-    case.ok = not failed and len(case.steps) == 2
+    case.ok = not failed and len(case.steps) == steps_of(case.order)
     case.error = failed[0]["error"] if failed else None
     return case
 
@@ -94,7 +101,7 @@ def _table(cases: list[Case]) -> str:
     rows = [("op", "sequence", "stock", "patched")]
     by_key = {(c.op, c.order, c.mode): c for c in cases}
     for op, order in dict.fromkeys((c.op, c.order) for c in cases):
-        sequence = "alias -> distinct" if order == "alias-first" else "distinct -> alias"
+        sequence = SEQUENCE_LABELS[order]
         rows.append((op, sequence, by_key[op, order, "stock"].cell, by_key[op, order, "patched"].cell))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = []
@@ -143,7 +150,7 @@ def run_check(
         print(HARNESS_NOTE)
     else:
         print(f"CUDA: {torch.cuda.get_device_name()}; kernels run for real, patched outputs compared with eager.")
-    cases = [Case(op, order, mode, device) for op in ops for order in ("alias-first", "distinct-first") for mode in MODES]
+    cases = [Case(op, order, mode, device) for op in ops for order in orders_of(op) for mode in MODES]
     print(f"running {len(cases)} cases, {jobs} at a time, each in a fresh process and Inductor cache ...", flush=True)
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = [pool.submit(_run_case, case, timeout, threads) for case in cases]

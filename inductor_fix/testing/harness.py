@@ -3,7 +3,7 @@
 With ``config.cpu_backend = "triton"`` Inductor lowers CPU matmuls through the
 same ``TritonTemplate.generate``, ``GeneratedCodeCache`` and
 ``TritonBenchmarkRequest.make_run_fn`` code as on CUDA. PyPI's triton has no
-CPU driver, so this harness replaces exactly three seams, and nothing else:
+CPU driver, so this harness replaces exactly four seams, and nothing else:
 
 1. ``torch.utils._triton.triton_hash_with_backend`` - asks the (absent) driver
    for its target; replaced by a constant.
@@ -12,6 +12,19 @@ CPU driver, so this harness replaces exactly three seams, and nothing else:
    that binds the launch's positional arguments, minus the 3 grid values, to
    the template kernel's Python signature and raises ``TypeError`` exactly where
    the real launcher would. Nothing is computed: outputs are meaningless.
+4. The FlexAttention lowering's device dispatch
+   (``torch/_inductor/kernel/flex/flex_attention.py``, ``flex_attention``): its
+   first statement sends CPU tensors to the C++ template (``lower_cpu``) whatever
+   ``cpu_backend`` says, so flex never reaches a Triton template on CPU. The
+   harness registers the same function, compiled from its own source with that one
+   ``if query.get_device().type == "cpu"`` statement removed; everything after it
+   (subgraph building, forward and decoding templates, ``autotune_select_algorithm``)
+   is the release's code. Without a recognisable dispatch it is left alone and flex
+   stays on the C++ path (:func:`flex_lowering_on_triton` says which).
+5. The SM count flex decoding splits its work by (``flex_decoding.get_split_k``
+   asks ``torch.cuda.get_device_properties``, which fails without a driver): while
+   that function runs, the device reports :data:`STAND_IN_SMS` multiprocessors (an
+   H200's count); the split formula is the release's.
 
 Also set, because the harness needs them: ``autotune_local_cache=False`` (else a
 second compile reuses timings and never launches), ``compile_threads=1`` (keeps
@@ -29,15 +42,20 @@ Use::
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import dataclasses
 import inspect
-from typing import Any, Iterator
+import textwrap
+import types
+from typing import Any, Callable, Iterator
 from unittest import mock
 
 __all__ = ["ArityOracle", "Launch", "triton_cpu_harness", "HARNESS_CONFIG"]
 
 GRID_VALUES = 3
+#: Multiprocessors of the GPU flex decoding is split for under the harness (an NVIDIA H200).
+STAND_IN_SMS = 132
 
 HARNESS_CONFIG: dict[str, Any] = {
     "cpu_backend": "triton",
@@ -99,9 +117,80 @@ def _no_precompile(self: Any, *args: Any, **kwargs: Any) -> None:
     return None
 
 
+def _is_cpu_dispatch(statement: ast.stmt) -> bool:
+    """``if query.get_device().type == "cpu": return lower_cpu(...)``, as in 2.9-2.15."""
+    if not isinstance(statement, ast.If) or not statement.body:
+        return False
+    test, body = ast.unparse(statement.test), ast.unparse(statement.body[0])
+    return "get_device().type" in test and "'cpu'" in test and "lower_cpu(" in body
+
+
+def triton_flex_lowering() -> Callable[..., Any] | None:
+    """The flex_attention lowering without its CPU dispatch (seam 4), ready to register;
+    None if the release's lowering has no such dispatch or its source cannot be read."""
+    try:
+        from torch._inductor.kernel.flex import flex_attention as module
+    except ImportError:
+        return None
+    function = inspect.unwrap(module.flex_attention)
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    definition = tree.body[0]
+    if not isinstance(definition, ast.FunctionDef):
+        return None
+    kept = [statement for statement in definition.body if not _is_cpu_dispatch(statement)]
+    if len(kept) != len(definition.body) - 1:
+        return None
+    definition.body, definition.decorator_list = kept, []
+    namespace: dict[str, Any] = {}
+    exec(compile(tree, inspect.getsourcefile(function) or "<flex_attention>", "exec"), vars(module), namespace)
+    return namespace[definition.name]
+
+
+def flex_lowering_on_triton() -> bool:
+    """Whether the harness can send FlexAttention on CPU to its Triton templates."""
+    return triton_flex_lowering() is not None
+
+
+def _split_k_for_stand_in_gpu(get_split_k: Callable[..., int]) -> Callable[..., int]:
+    import torch
+
+    properties = types.SimpleNamespace(multi_processor_count=STAND_IN_SMS)
+
+    def split_k(*args: Any, **kwargs: Any) -> int:
+        with mock.patch.object(torch.cuda, "get_device_properties", lambda *a, **k: properties):
+            return get_split_k(*args, **kwargs)
+
+    return split_k
+
+
+@contextlib.contextmanager
+def _flex_on_triton() -> Iterator[None]:
+    import torch
+    from torch._inductor import lowering
+
+    function = triton_flex_lowering()
+    if function is None:
+        yield
+        return
+    from torch._inductor.kernel.flex import flex_decoding
+
+    registered: dict[Any, Any] = {}
+    lowering.register_lowering(torch.ops.higher_order.flex_attention, type_promotion_kind=None,
+                               lowering_dict=registered)(function)
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(mock.patch.dict(lowering.lowerings, registered))
+        if hasattr(flex_decoding, "get_split_k"):
+            split_k = _split_k_for_stand_in_gpu(flex_decoding.get_split_k)
+            stack.enter_context(mock.patch.object(flex_decoding, "get_split_k", split_k))
+        yield
+
+
 @contextlib.contextmanager
 def triton_cpu_harness(**config_overrides: Any) -> Iterator[ArityOracle]:
-    """Install the three seams and the harness config; yields the oracle.
+    """Install the four seams and the harness config; yields the oracle.
 
     ``config_overrides`` are extra ``torch._inductor.config`` settings.
     Restores everything on exit. Raises ImportError without torch.
@@ -122,4 +211,5 @@ def triton_cpu_harness(**config_overrides: Any) -> Iterator[ArityOracle]:
         stack.enter_context(mock.patch.object(CachingAutotuner, "precompile", _no_precompile))
         stack.enter_context(mock.patch.object(CachingAutotuner, "run", run))
         stack.enter_context(config.patch({**HARNESS_CONFIG, **config_overrides}))
+        stack.enter_context(_flex_on_triton())
         yield oracle

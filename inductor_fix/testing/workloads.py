@@ -1,10 +1,16 @@
-"""The two-compile sequences that trigger pytorch/pytorch#188069.
+"""The compiles that trigger pytorch/pytorch#188069 and #194515.
 
-Two compiles in one process with equal layouts: one where operands alias (the
-same tensor twice, or three times for addmm/baddbmm), one where they do not.
-``alias-first`` (aliased, then distinct) makes the stock launch take one
-argument too many; ``distinct-first`` one too few. Shapes as measured on the
-H200: (4, 128, 128) for bmm/baddbmm, (128, 128) for mm/addmm.
+Matmuls (#188069): two compiles in one process with equal layouts, one where
+operands alias (the same tensor twice, or three times for addmm/baddbmm), one
+where they do not. ``alias-first`` (aliased, then distinct) makes the stock
+launch take one argument too many; ``distinct-first`` one too few. Shapes as
+measured on the H200: (4, 128, 128) for bmm/baddbmm, (128, 128) for mm/addmm.
+
+FlexAttention (#194515): one inference compile whose ``score_mod`` reads a bias
+gathered inside the graph, ``bias = table[index]`` (the relative-position idiom
+of Swin and T5), sequence ``gathered-bias``. ``flex`` reaches the forward
+template (q/k/v (2, 2, 256, 32), a 1-D relative bias); ``flex_decoding`` the
+decoding template (q/k/v (128, 2, 49, 32), Swin's 7x7 window bias).
 """
 
 from __future__ import annotations
@@ -14,21 +20,42 @@ import time
 from typing import Any, Callable, Sequence
 
 __all__ = [
+    "FLEX",
+    "FLEX_ORDER",
     "OPS",
     "ORDERS",
     "Op",
     "Step",
     "describe_error",
+    "flex_gathered_bias",
     "make_operands",
     "optimizer_step",
+    "orders_of",
     "run_compiles",
     "run_sequence",
+    "steps_of",
 ]
 
 MODE = "max-autotune-no-cudagraphs"
 #: order -> whether each compile's operands alias.
 SEQUENCES: dict[str, tuple[bool, ...]] = {"alias-first": (True, False), "distinct-first": (False, True)}
 ORDERS = tuple(SEQUENCES)
+#: FlexAttention workloads: name -> (batch, heads, sequence length, head dim, Swin window or None).
+FLEX: dict[str, tuple[int, int, int, int, int | None]] = {
+    "flex": (2, 2, 256, 32, None),
+    "flex_decoding": (128, 2, 49, 32, 7),
+}
+FLEX_ORDER = "gathered-bias"
+
+
+def orders_of(op: str) -> tuple[str, ...]:
+    """The sequences ``op`` runs in: both aliasing orders for a matmul, one compile for flex."""
+    return (FLEX_ORDER,) if op in FLEX else ORDERS
+
+
+def steps_of(order: str) -> int:
+    """How many compiles a sequence has."""
+    return 1 if order == FLEX_ORDER else len(SEQUENCES[order])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,7 +81,7 @@ def _ops() -> dict[str, Op]:
     }
 
 
-OPS: tuple[str, ...] = ("bmm", "mm", "addmm", "baddbmm", "bmm_t")
+OPS: tuple[str, ...] = ("bmm", "mm", "addmm", "baddbmm", "bmm_t", *FLEX)
 
 
 def make_operands(op: Op, aliased: bool, device: str, dtype: Any = None, seed: int = 0) -> tuple[Any, ...]:
@@ -93,8 +120,60 @@ def _max_rel_error(actual: Any, expected: Any) -> float:
 
 def run_sequence(name: str, order: str, device: str, *, compare: bool, **options: Any) -> list[Step]:
     """Compile ``OPS[name]`` twice in this process, aliased and distinct, in ``order``
-    (``"alias-first"`` or ``"distinct-first"``). See :func:`run_compiles`."""
+    (``"alias-first"`` or ``"distinct-first"``), see :func:`run_compiles`; a flex op
+    once (``"gathered-bias"``), see :func:`flex_gathered_bias`."""
+    if name in FLEX:
+        return flex_gathered_bias(name, device, compare=compare, **options)
     return run_compiles(name, SEQUENCES[order], device, compare=compare, **options)
+
+
+def relative_position_index(length: int, window: int | None) -> Any:
+    """(L, L) int64 index into a relative-position table: 1-D (``q - kv + L - 1``, table
+    of 2L - 1 rows) or, for a Swin ``window`` (L = window**2), 2-D as in Swin
+    ((2 window - 1)**2 rows)."""
+    import torch
+
+    if window is None:
+        positions = torch.arange(length)
+        return positions[:, None] - positions[None, :] + length - 1
+    coords = torch.stack(torch.meshgrid(torch.arange(window), torch.arange(window), indexing="ij")).flatten(1)
+    relative = (coords[:, :, None] - coords[:, None, :]).permute(1, 2, 0) + window - 1
+    return relative[..., 0] * (2 * window - 1) + relative[..., 1]
+
+
+def flex_gathered_bias(name: str, device: str, *, compare: bool, dtype: Any = None) -> list[Step]:
+    """One max-autotune compile of FlexAttention whose ``score_mod`` adds
+    ``table[index][q_idx, kv_idx, h]``, the gather inside the compiled graph
+    (pytorch/pytorch#194515); inputs do not require grad. ``compare=True`` checks the
+    output (batch, heads, L, head dim) against eager flex_attention."""
+    import torch
+    from torch._inductor import config
+    from torch.nn.attention.flex_attention import flex_attention
+
+    batch, heads, length, head_dim, window = FLEX[name]
+    generator = torch.Generator(device="cpu").manual_seed(0)
+    dtype = dtype or torch.float32
+
+    def tensor(*shape: int) -> Any:
+        return torch.randn(shape, generator=generator).to(device=device, dtype=dtype)
+
+    index = relative_position_index(length, window).to(device)
+    rows = int(index.max()) + 1
+    args = (*(tensor(batch, heads, length, head_dim) for _ in range(3)), tensor(rows, heads), index)
+
+    def attend(query, key, value, table, index):
+        bias = table[index]  # (L, L, heads), computed in the graph
+
+        def score_mod(score, b, h, q_idx, kv_idx):
+            return score + bias[q_idx, kv_idx, h]
+
+        return flex_attention(query, key, value, score_mod=score_mod)
+
+    torch._dynamo.reset()
+    compiled = torch.compile(attend, mode=MODE, fullgraph=True)
+    check = (lambda result: _max_rel_error(result, attend(*args))) if compare else None
+    with config.patch(fx_graph_cache=False):
+        return [_compile_step(False, compiled, args, device, check)]
 
 
 def run_compiles(

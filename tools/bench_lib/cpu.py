@@ -196,7 +196,7 @@ def key_worker(rounds: int, seconds_per_sample: float) -> dict[str, Any]:
     if str(status.state) != "applied":
         raise SystemExit(f"inductor_fix not applied: {status.reason}")
     cache_class = select_algorithm.GeneratedCodeCache
-    stock = _core._registry.original(cache_class, "make_key")
+    stock = inductor_fix.original("GeneratedCodeCache.make_key")
     patched = cache_class.__dict__["make_key"]
     cache = cache_class()
     result: dict[str, Any] = {"apply_ms": apply_ms, "cases": {}}

@@ -30,14 +30,13 @@ def worker(repetitions: int) -> dict[str, Any]:
     import inductor_fix  # noqa: F401  (the cache-key fix stays applied; only the guard is timed)
     import torch
     from inductor_fix import guard
-    from inductor_fix._core import _registry
     from inductor_fix.testing.harness import triton_cpu_harness
     from inductor_fix.testing.workloads import run_compiles
     from torch._inductor import select_algorithm  # importing it applies the patches
     from torch._inductor.utils import fresh_cache
     from unittest import mock
 
-    original = _registry.original(select_algorithm.TritonTemplate, "generate")
+    original = inductor_fix.original("TritonTemplate.generate")
     inner: list[float] = []
     pairs: list[tuple[float, float]] = []
 

@@ -1,0 +1,166 @@
+"""The fix for pytorch/pytorch#194515: benchmark each choice with the tensors its kernel takes.
+
+Upstream: ``torch/_inductor/select_algorithm.py``,
+``AlgorithmSelectorCache.benchmark_in_current_process`` (torch 2.9.0 and later).
+In-process autotuning makes one example tensor per distinct buffer name of the
+*selection's* ``input_nodes`` (the list a lowering passes to
+``autotune_select_algorithm``) and calls every choice's ``benchmark`` with them.
+A Triton template kernel takes one pointer per distinct buffer name of its own
+``input_nodes``: the explicit inputs, then every buffer rendering captured. The
+FlexAttention lowerings (``kernel/flex/flex_attention.py``, ``flex_decoding.py``,
+2.9-2.14) pass a hand-built list holding a ``score_mod``'s logical buffer (``bias =
+table[index]``) where the kernel, having inlined the gather, takes ``index`` and
+``table``: the launch is one argument short (``launcher() missing 1 required
+positional argument: '_grid_2'``). The benchmark subprocess and the final call
+build their arguments from the kernel's own list and are right.
+
+The fix, general rather than flex-specific: a Triton template choice whose kernel
+inputs (buffer names, in order) differ from the selection's is benchmarked with
+its own input list, one example tensor per kernel input:
+
+- a buffer the selection provides keeps the selection's node, and its
+  ``input_gen_fns`` entry (flex's block-mask generators), so its values are what
+  stock would have made;
+- a buffer the selection does not provide (a captured producer input) gets
+  ``benchmark_example_value`` of its own node, filled with **zeros**, whatever its
+  dtype. A captured buffer may be an index (``index`` of ``table[index]``) or a
+  value an index is computed from; zero is in bounds for every dimension of size
+  at least 1, where ``randn`` (Inductor's choice for floats) can index out of
+  bounds, an illegal memory access that ends the process when benchmarking in
+  process. The kernel's work does not depend on these values: the same loads, the
+  same loops (block sparsity comes from the block-mask inputs, which keep their
+  generators).
+
+Choices that already match, extern (ATen) choices and every other choice are
+benchmarked exactly as stock, in one call with the selection's inputs; the
+subprocess path builds tensors from each benchmark request and is untouched.
+Gated by behaviour: where upstream passes the kernel's inputs (2.15.0 flex forward
+and decoding, PR #194555) nothing differs and nothing is done.
+
+Remove this module once every template lowering passes its kernel's inputs to
+selection (flex backward still passes a hand-built list in 2.15.0).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import logging
+from types import ModuleType
+from typing import Any, Callable, Sequence
+
+__all__ = ["Realignment", "input_names", "plan_realignment", "realigned_benchmark"]
+
+log = logging.getLogger(__name__)
+
+
+def input_names(nodes: Sequence[Any]) -> tuple[str, ...]:
+    """Distinct buffer names of ``nodes`` in first-seen order: the tensors a benchmark
+    passes for a selection, and the pointer parameters ``def_kernel`` gives a kernel."""
+    return tuple(dict.fromkeys(node.get_name() for node in nodes))
+
+
+@dataclasses.dataclass(frozen=True)
+class Realignment:
+    """A choice's own benchmark inputs. ``nodes``: one IR node per kernel input, in kernel
+    order; ``gen_fns``: position in ``nodes`` -> example-value function; ``captured``:
+    names the selection did not provide (zero-filled)."""
+
+    nodes: tuple[Any, ...]
+    gen_fns: dict[int, Callable[[Any], Any]]
+    captured: tuple[str, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return input_names(self.nodes)
+
+
+def plan_realignment(
+    choice_nodes: Sequence[Any],
+    selection_nodes: Sequence[Any],
+    selection_gen_fns: dict[int, Callable[[Any], Any]] | None,
+    zeros: Callable[[Any], Any],
+) -> Realignment | None:
+    """The inputs a choice with kernel inputs ``choice_nodes`` must be benchmarked with,
+    or None if the selection's inputs already are exactly those (by name, in order).
+
+    ``zeros(node)`` makes the example value of a buffer the selection lacks.
+    """
+    kernel = input_names(choice_nodes)
+    if kernel == input_names(selection_nodes):
+        return None
+    first_by_name: dict[str, tuple[int, Any]] = {}
+    for position, node in enumerate(selection_nodes):
+        first_by_name.setdefault(node.get_name(), (position, node))
+    own = {node.get_name(): node for node in reversed(list(choice_nodes))}
+    nodes, gen_fns, captured = [], {}, []
+    for name in kernel:
+        if name in first_by_name:
+            position, node = first_by_name[name]
+            if selection_gen_fns and position in selection_gen_fns:
+                gen_fns[len(nodes)] = selection_gen_fns[position]
+        else:
+            node = own[name]
+            gen_fns[len(nodes)] = zeros
+            captured.append(name)
+        nodes.append(node)
+    return Realignment(tuple(nodes), gen_fns, tuple(captured))
+
+
+def realigned_benchmark(benchmark: Callable[..., Any], select_algorithm: ModuleType) -> Callable[..., Any]:
+    """Wrap ``AlgorithmSelectorCache.benchmark_in_current_process`` (the function under its
+    ``classmethod``): choices are benchmarked in groups of equal kernel inputs, the
+    selection's own group first, and timings are returned in ``choices`` order.
+
+    Counts realigned choices in ``counters["inductor_fix"]["realigned"]``.
+    """
+    from torch._dynamo.utils import counters
+
+    signature = inspect.signature(benchmark)
+    template_caller = select_algorithm.TritonTemplateCaller
+    example_value = select_algorithm.AlgorithmSelectorCache.benchmark_example_value
+    logged: set[str] = set()
+
+    @functools.wraps(benchmark)
+    def benchmark_in_current_process(cls: Any, choices: Sequence[Any], input_nodes: Any, layout: Any,
+                                     input_gen_fns: Any, *args: Any, **kwargs: Any) -> Any:
+        hint_override = None
+        if "hint_override" in signature.parameters:
+            bound = signature.bind(cls, choices, input_nodes, layout, input_gen_fns, *args, **kwargs)
+            hint_override = bound.arguments.get("hint_override")
+
+        def zeros(node: Any) -> Any:
+            return example_value(node, hint_override=hint_override).zero_()
+
+        as_selected: list[Any] = []
+        groups: dict[tuple[str, ...], tuple[Realignment, list[Any]]] = {}
+        for choice in choices:
+            plan = None
+            if isinstance(choice, template_caller):
+                plan = plan_realignment(choice.input_nodes, input_nodes, input_gen_fns, zeros)
+            if plan is None:
+                as_selected.append(choice)
+            else:
+                groups.setdefault(plan.names, (plan, []))[1].append(choice)
+        if not groups:
+            return benchmark(cls, choices, input_nodes, layout, input_gen_fns, *args, **kwargs)
+
+        timings = {}
+        if as_selected:
+            timings.update(benchmark(cls, as_selected, input_nodes, layout, input_gen_fns, *args, **kwargs))
+        for plan, group in groups.values():
+            counters["inductor_fix"]["realigned"] += len(group)
+            name = getattr(group[0].bmreq, "kernel_name", "?")
+            if name not in logged:
+                logged.add(name)
+                log.info(
+                    "inductor_fix: benchmarking %d choice(s) of %s with their kernel's inputs (%s) instead of the "
+                    "selection's (%s); captured, zero-filled: %s",
+                    len(group), name, ", ".join(plan.names), ", ".join(input_names(input_nodes)),
+                    ", ".join(plan.captured) or "none",
+                )
+            timings.update(benchmark(cls, group, list(plan.nodes), layout, plan.gen_fns, *args, **kwargs))
+        return {choice: timings[choice] for choice in choices if choice in timings}
+
+    return benchmark_in_current_process
