@@ -50,7 +50,7 @@ import logging
 from types import ModuleType
 from typing import Any, Callable, Sequence
 
-__all__ = ["Realignment", "input_names", "plan_realignment", "realigned_benchmark"]
+__all__ = ["Realignment", "group_choices", "input_names", "plan_realignment", "realigned_benchmark"]
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +108,28 @@ def plan_realignment(
     return Realignment(tuple(nodes), gen_fns, tuple(captured))
 
 
+def group_choices(
+    choices: Sequence[Any],
+    input_nodes: Sequence[Any],
+    input_gen_fns: dict[int, Callable[[Any], Any]] | None,
+    zeros: Callable[[Any], Any],
+    template_caller: type,
+) -> tuple[list[Any], dict[tuple[str, ...], tuple[Realignment, list[Any]]]]:
+    """``(choices benchmarked as selected, {kernel inputs: (realignment, choices)})``: only
+    ``template_caller`` choices (Triton templates) are ever realigned."""
+    as_selected: list[Any] = []
+    groups: dict[tuple[str, ...], tuple[Realignment, list[Any]]] = {}
+    for choice in choices:
+        plan = None
+        if isinstance(choice, template_caller):
+            plan = plan_realignment(choice.input_nodes, input_nodes, input_gen_fns, zeros)
+        if plan is None:
+            as_selected.append(choice)
+        else:
+            groups.setdefault(plan.names, (plan, []))[1].append(choice)
+    return as_selected, groups
+
+
 def realigned_benchmark(benchmark: Callable[..., Any], select_algorithm: ModuleType) -> Callable[..., Any]:
     """Wrap ``AlgorithmSelectorCache.benchmark_in_current_process`` (the function under its
     ``classmethod``): choices are benchmarked in groups of equal kernel inputs, the
@@ -133,16 +155,7 @@ def realigned_benchmark(benchmark: Callable[..., Any], select_algorithm: ModuleT
         def zeros(node: Any) -> Any:
             return example_value(node, hint_override=hint_override).zero_()
 
-        as_selected: list[Any] = []
-        groups: dict[tuple[str, ...], tuple[Realignment, list[Any]]] = {}
-        for choice in choices:
-            plan = None
-            if isinstance(choice, template_caller):
-                plan = plan_realignment(choice.input_nodes, input_nodes, input_gen_fns, zeros)
-            if plan is None:
-                as_selected.append(choice)
-            else:
-                groups.setdefault(plan.names, (plan, []))[1].append(choice)
+        as_selected, groups = group_choices(choices, input_nodes, input_gen_fns, zeros, template_caller)
         if not groups:
             return benchmark(cls, choices, input_nodes, layout, input_gen_fns, *args, **kwargs)
 

@@ -11,9 +11,13 @@ import unittest
 import torch
 from packaging.version import Version
 
+from inductor_fix._patches import BENCHMARK_REALIGN, CACHE_KEY
+
 TORCH_RELEASE = Version(Version(torch.__version__).base_version)
-#: Releases whose stock codegen cache has the bug with default config.
-AFFECTED = Version("2.9.0") <= TORCH_RELEASE < Version("2.15.0")
+#: Stock has the codegen-cache bug (pytorch/pytorch#188069) with default config: the patch table's range.
+AFFECTED = CACHE_KEY.is_affected(torch.__version__)
+#: Stock FlexAttention crashes on in-graph captured buffers (pytorch/pytorch#194515).
+FLEX_AFFECTED = BENCHMARK_REALIGN.is_affected(torch.__version__)
 HAS_CUDA = torch.cuda.is_available()
 
 requires_cuda = unittest.skipUnless(HAS_CUDA, "needs a CUDA GPU (GPU mode)")

@@ -53,6 +53,9 @@ class TestAliasedTemplateInputs(TestCase):
         # The key alone prevents it: the arity guard never had to act.
         self.assertEqual(counters["inductor_fix"]["regenerated"], 0)
         self.assertEqual(counters["inductor_fix"]["excluded"], 0)
+        # Matmul choices take the selection's inputs: benchmarked exactly as stock.
+        self.assertEqual(counters["inductor_fix"]["realigned"], 0)
+        self.assertEqual(counters["inductor_fix"]["excluded_at_benchmark"], 0)
         self.assertIn(status.patch("cache-key").state, (inductor_fix.State.APPLIED, inductor_fix.State.PENDING))
 
     def test_cache_hits_kept_on_distinct_inputs(self) -> None:

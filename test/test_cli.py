@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from helpers import AFFECTED, HAS_CUDA
+from helpers import AFFECTED, FLEX_AFFECTED, HAS_CUDA
 
 from inductor_fix.check.runner import Case, verdict
 from torch._inductor.test_case import TestCase, run_tests
@@ -29,18 +29,19 @@ class TestStatusCommand(TestCase):
     def test_status_resolves_and_prints(self) -> None:
         result = _cli("status")
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertRegex(result.stdout, r"^inductor_fix: applied - codegen-cache keys now include")
+        self.assertRegex(result.stdout, r"^inductor_fix: applied - protected: cache-key applied; arity-guard applied")
 
     def test_status_json(self) -> None:
         result = _cli("status", "--json", "--no-load")
         status = json.loads(result.stdout)
         self.assertEqual(status["state"], "pending")
-        self.assertEqual([p["name"] for p in status["patches"]], ["cache-key", "arity-guard"])
+        self.assertEqual([p["name"] for p in status["patches"]], ["cache-key", "arity-guard", "benchmark-realign"])
+        self.assertIsNone(status["protected"])
 
 
 class TestCheckCommand(TestCase):
-    def test_check_bmm(self) -> None:
-        result = _cli("check", "--ops", "bmm")
+    def test_check_bmm_and_flex(self) -> None:
+        result = _cli("check", "--ops", "bmm,flex")
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
         out = result.stdout
         if not HAS_CUDA:
@@ -51,6 +52,11 @@ class TestCheckCommand(TestCase):
             self.assertRegex(row, r"\bok\b")
             if AFFECTED:
                 self.assertRegex(row, r"crash: TypeError: ")
+        flex = next(line for line in out.splitlines() if line.startswith("flex "))
+        self.assertIn("gathered bias", flex)
+        self.assertRegex(flex, r"\bok\b")
+        if FLEX_AFFECTED:
+            self.assertRegex(flex, r"crash: TypeError: ")
         self.assertIn("verdict: PASS", out)
 
     def test_verdict_fails_when_a_patched_case_crashes(self) -> None:

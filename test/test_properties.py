@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import contextlib
 
-from helpers import AFFECTED, HAS_CUDA
+from helpers import AFFECTED, FLEX_AFFECTED, HAS_CUDA
 from hypothesis import Phase, example, given, settings
-from strategies import Case, Operand, cases
+from strategies import Case, FlexCase, Operand, cases, flex_cases
 
 import inductor_fix
 import torch
@@ -172,6 +172,72 @@ class TestPropertyNegativeControl(TestCase):
             with self.assertRaisesRegex(AssertionError, r"TypeError|arity") as caught:
                 arity_property()
         print(f"\nshrunk counterexample on stock torch {torch.__version__}: {caught.exception}")
+
+
+def check_flex(case: FlexCase) -> None:
+    """Compile ``case`` once in a fresh Inductor cache; AssertionError on any violation.
+
+    Oracle as for matmuls: the compile succeeds (no launch that does not fit its
+    kernel), a flex template was generated, no choice's own arity mismatches, the
+    guard never had to exclude or regenerate (realigning is the fix, not a fault),
+    and on a GPU the output equals eager within the dtype's tolerance.
+    """
+    harness = triton_cpu_harness() if DEVICE == "cpu" else contextlib.nullcontext()
+    counters.clear()
+    inputs = case.inputs(DEVICE)
+    function = case.function()
+    with fresh_cache(), harness, config.patch(fx_graph_cache=False), observe_autotuning() as seen:
+        torch._dynamo.reset()
+        try:
+            result = torch.compile(function, mode=MODE, fullgraph=True)(*inputs)
+        except Exception as error:
+            raise AssertionError(f"{case}: {describe_error(error)}") from None
+    assert any(c.template in case.templates for c in seen.choices), f"{case}: no flex template generated"
+    assert not seen.arity_mismatches, f"{case}: choices whose arity mismatches: {seen.arity_mismatches[:2]}"
+    assert not seen.arity_errors, f"{case}: Triton benchmarks failed on arity: {seen.arity_errors[:2]}"
+    guard = {k: v for k, v in counters["inductor_fix"].items() if k != "realigned" and v}
+    assert not guard, f"{case}: the arity guard had to act: {guard}"
+    if DEVICE == "cuda":
+        expected = function(*inputs)
+        error = float((result.float() - expected.float()).abs().max() / expected.float().abs().max().clamp_min(1e-6))
+        assert error <= TOLERANCE[case.dtype], f"{case}: max rel error {error:.2e}"
+
+
+#: The FlexAttention cases measured on the H200 (torch 2.11.0): decoding and forward kernels.
+FLEX_REGRESSIONS = [
+    FlexCase(128, 2, 2, 49, 49, 32, "float32", "gather"),
+    FlexCase(2, 2, 2, 256, 256, 32, "float32", "gather"),
+]
+
+
+class TestFlexProperties(TestCase):
+    """FlexAttention with in-graph captured buffers: whatever the shapes, GQA, dtype and bias."""
+
+    @example(case=FLEX_REGRESSIONS[1])
+    @example(case=FLEX_REGRESSIONS[0])
+    @given(case=flex_cases())
+    def test_flex_captured_bias(self, case: FlexCase) -> None:
+        check_flex(case)
+
+
+class TestFlexNegativeControl(TestCase):
+    """With the fix removed, Hypothesis must find a crashing flex case on an affected release."""
+
+    def test_hypothesis_finds_counterexample_on_stock(self) -> None:
+        phases = [Phase.generate] if settings.default.derandomize else [Phase.generate, Phase.shrink]
+
+        @settings(phases=phases, max_examples=4)
+        @given(case=flex_cases(dtypes=("float32",)))
+        def flex_property(case: FlexCase) -> None:
+            check_flex(case)
+
+        with inductor_fix.removed():
+            if not FLEX_AFFECTED:
+                flex_property()
+                return
+            with self.assertRaisesRegex(AssertionError, r"TypeError|arity") as caught:
+                flex_property()
+        print(f"\nshrunk flex counterexample on stock torch {torch.__version__}: {caught.exception}")
 
 
 class TestKernelSignatures(TestCase):

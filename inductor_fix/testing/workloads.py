@@ -28,6 +28,7 @@ __all__ = [
     "Step",
     "describe_error",
     "flex_gathered_bias",
+    "flex_workload",
     "make_operands",
     "optimizer_step",
     "orders_of",
@@ -141,13 +142,12 @@ def relative_position_index(length: int, window: int | None) -> Any:
     return relative[..., 0] * (2 * window - 1) + relative[..., 1]
 
 
-def flex_gathered_bias(name: str, device: str, *, compare: bool, dtype: Any = None) -> list[Step]:
-    """One max-autotune compile of FlexAttention whose ``score_mod`` adds
-    ``table[index][q_idx, kv_idx, h]``, the gather inside the compiled graph
-    (pytorch/pytorch#194515); inputs do not require grad. ``compare=True`` checks the
-    output (batch, heads, L, head dim) against eager flex_attention."""
+def flex_workload(name: str, device: str, dtype: Any = None) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+    """``(attend, args)`` of FlexAttention workload ``name``: ``attend(query, key, value, table,
+    index)`` with a ``score_mod`` adding ``table[index][q_idx, kv_idx, h]``, the gather inside
+    the graph (pytorch/pytorch#194515). q/k/v (batch, heads, L, head dim) of ``dtype``
+    (default float32), table (rows, heads), index (L, L) int64; nothing requires grad."""
     import torch
-    from torch._inductor import config
     from torch.nn.attention.flex_attention import flex_attention
 
     batch, heads, length, head_dim, window = FLEX[name]
@@ -169,6 +169,16 @@ def flex_gathered_bias(name: str, device: str, *, compare: bool, dtype: Any = No
 
         return flex_attention(query, key, value, score_mod=score_mod)
 
+    return attend, args
+
+
+def flex_gathered_bias(name: str, device: str, *, compare: bool, dtype: Any = None) -> list[Step]:
+    """One max-autotune compile of :func:`flex_workload` ``name``. ``compare=True`` checks
+    the output (batch, heads, L, head dim) against eager flex_attention."""
+    import torch
+    from torch._inductor import config
+
+    attend, args = flex_workload(name, device, dtype)
     torch._dynamo.reset()
     compiled = torch.compile(attend, mode=MODE, fullgraph=True)
     check = (lambda result: _max_rel_error(result, attend(*args))) if compare else None
