@@ -86,8 +86,8 @@ class Status:
         elif state == State.NOT_NEEDED:
             reason = "protected: this torch has none of the bugs the patches fix"
         else:
-            names = ", ".join(p.name for p in named)
-            reason = f"{'' if protected is None else 'not protected: '}{names} {state}: {named[0].reason}"
+            which = "" if len(named) == len(patches) else f"{', '.join(p.name for p in named)} {state}: "
+            reason = f"{'' if protected is None else 'not protected: '}{which}{named[0].reason}"
         return cls(state, reason, protected, torch_version, triton_version, patches)
 
     def patch(self, name: str) -> PatchStatus:
