@@ -11,6 +11,7 @@ import types
 from pathlib import Path
 from unittest import mock
 
+from packaging.version import Version
 from torch.testing._internal.common_utils import TestCase, run_tests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
@@ -144,6 +145,67 @@ class TestBenchVerdicts(TestCase):
                    if r["label"] == "(a) compile patched / stock")
         self.assertAlmostEqual(row["pooled"], 120.0 / 110.0)
         self.assertEqual((row["pairs"], row["met"]), (3, False))  # 121/110 = 1.10
+
+
+def _check_patches_module() -> types.ModuleType:
+    """tools/check_patches is a script without a .py ending: load it as a module."""
+    import importlib.machinery
+    import importlib.util
+
+    path = str(Path(__file__).resolve().parents[1] / "tools" / "check_patches")
+    loader = importlib.machinery.SourceFileLoader("check_patches", path)
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("check_patches", loader))
+    loader.exec_module(module)
+    return module
+
+
+class TestCheckPatchesFastForm(TestCase):
+    """The patch checker's steps that need no second torch, on the torch under test, so a
+    rename in the package can never silently break the documented upstream-diff workflow."""
+
+    def test_key_grouping_step(self) -> None:
+        import subprocess
+
+        check_patches = _check_patches_module()
+        root = Path(__file__).resolve().parents[1]
+        process = subprocess.run([sys.executable, "-c", check_patches.KEY_GROUPS, "monkeypatch"], cwd=root,
+                                 capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(root),
+                                                                      "INDUCTOR_FIX_DISABLE": ""})
+        self.assertEqual(process.returncode, 0, process.stderr[-2000:])
+        result = json.loads(process.stdout.strip().splitlines()[-1])
+        # Keys are equal exactly when the aliasing patterns are: one group per pattern, both namings.
+        self.assertEqual(result["groups"], {p: [i, i] for i, p in enumerate(["000", "001", "010", "011", "012"])})
+        self.assertIn(result["cache_key_patch"], ("applied", "not-needed"))
+
+    def test_apply_only_against_this_torch(self) -> None:
+        import base64
+        import hashlib
+        import subprocess
+        import zipfile
+
+        import torch
+        from inductor_fix._patches import CACHE_KEY
+
+        if not CACHE_KEY.is_affected(torch.__version__):
+            self.skipTest(f"patches/0001 is for affected releases, not torch {torch.__version__}")
+        root = Path(__file__).resolve().parents[1]
+        release = Version(torch.__version__).base_version
+        source = Path(torch.__file__).parent / "_inductor" / "select_algorithm.py"
+        data = source.read_bytes()
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        with tempfile.TemporaryDirectory() as directory:
+            wheel = Path(directory, f"torch-{release}-cp3-none-any.whl")
+            with zipfile.ZipFile(wheel, "w") as archive:
+                archive.writestr("torch/_inductor/select_algorithm.py", data)
+                archive.writestr(f"torch-{release}.dist-info/RECORD",
+                                 f"torch/_inductor/select_algorithm.py,sha256={digest},{len(data)}\n")
+            patch = next((root / "patches").glob("0001-*.patch"))
+            process = subprocess.run([sys.executable, str(root / "tools" / "check_patches"), release, "--apply-only",
+                                      "--wheel", str(wheel), "--patch", str(patch)],
+                                     capture_output=True, text=True, cwd=root)
+        self.assertEqual(process.returncode, 0, process.stdout + process.stderr)
+        self.assertRegex(process.stdout, r"applies: (clean|offset)")
+        self.assertIn(f"OK: torch {release}, 0 failed check(s)", process.stdout)
 
 
 if __name__ == "__main__":

@@ -78,11 +78,10 @@ class TorchEnv:
 
 
 def _pip(env: TorchEnv, *args: str, log) -> None:
-    # PIP_CONSTRAINT=/dev/null: this machine caps torch at 2.14.1 by a pip constraint.
+    # pip's own configuration applies (a constraint file that pins torch must be cleared
+    # by the caller, e.g. PIP_CONSTRAINT=/dev/null, to install another release).
     command = [str(env.python), "-m", "pip", "install", "--disable-pip-version-check", "-q", *args]
-    process = subprocess.run(
-        command, env={**os.environ, "PIP_CONSTRAINT": "/dev/null"}, stdout=log, stderr=subprocess.STDOUT
-    )
+    process = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT)
     if process.returncode:
         raise RuntimeError(f"pip install {' '.join(args)} failed in {env.path} (see its install.log)")
 
