@@ -147,6 +147,44 @@ class TestBenchVerdicts(TestCase):
         self.assertEqual((row["pairs"], row["met"]), (3, False))  # 121/110 = 1.10
 
 
+class TestBenchFlex(TestCase):
+    """tools/bench seam runs (fast form, CPU harness) and README's FlexAttention figures
+    are the committed results' (tools/bench flex needs CUDA: its renderer is checked)."""
+
+    def test_seam_fast_form(self) -> None:
+        import subprocess
+
+        root = Path(__file__).resolve().parents[1]
+        with tempfile.TemporaryDirectory() as directory:
+            out = Path(directory, "seam.json")
+            process = subprocess.run([sys.executable, str(root / "tools" / "bench"), "seam", "--rounds", "2",
+                                      "--out", str(out)], capture_output=True, text=True, cwd=root, timeout=900)
+            self.assertEqual(process.returncode, 0, process.stdout + process.stderr[-3000:])
+            data = json.loads(out.read_text())
+        self.assertGreater(data["choices"], 0)
+        self.assertIn("| goals met in every selection | yes |", process.stdout)
+
+    def test_readme_flex_figures_match_results(self) -> None:
+        import statistics
+
+        from bench_lib import flex
+
+        root = Path(__file__).resolve().parents[1]
+        readme = " ".join((root / "README.md").read_text().split())
+        seam = json.loads((root / "docs" / "bench" / "seam-cuda.json").read_text())
+        self.assertIn(f"{seam['per_choice_us']['median']:.2f} µs per choice on the H200", readme)
+        compiled = json.loads((root / "docs" / "bench" / "flex.json").read_text())
+        self.assertTrue(all(not run.get("error") for run in compiled["runs"]))
+        self.assertIn("| flex | patched", flex.compile_markdown(compiled))
+        for workload in flex.WORKLOADS:
+            patched, default = (
+                statistics.median(r["compile_s"] for r in compiled["runs"]
+                                  if r["workload"] == workload and r["variant"] == variant)
+                for variant in ("patched", "default")
+            )
+            self.assertIn(f"{patched:.1f} s vs {default:.1f} s", readme)
+
+
 def _check_patches_module() -> types.ModuleType:
     """tools/check_patches is a script without a .py ending: load it as a module."""
     import importlib.machinery

@@ -185,7 +185,6 @@ def key_worker(rounds: int, seconds_per_sample: float) -> dict[str, Any]:
     the stock key's own cost (mostly sympy printing) and of that cost's noise.
     """
     import inductor_fix
-    from inductor_fix import _core
     from inductor_fix.aliasing import aliasing_aware_make_key
     from torch._inductor import select_algorithm
 
