@@ -87,11 +87,12 @@ def tensor_metas(meta: Any) -> list[Any]:
     return list(meta) if isinstance(meta, (list, tuple)) else [meta]
 
 
-def benchmark_argument_count(bmreq: Any) -> int:
+def benchmark_argument_count(bmreq: Any, inputs: int | None = None) -> int:
     """How many positional arguments ``TritonBenchmarkRequest.make_run_fn`` passes
-    before the grid: ``*input_tensors, out, *extra_args[:-3]``."""
-    tensors = len(tensor_metas(bmreq.input_tensor_meta)) + len(tensor_metas(bmreq.output_tensor_meta))
-    return tensors + len(bmreq.extra_args) - GRID_VALUES
+    before the grid: ``*input_tensors, out, *extra_args[:-3]``; ``inputs`` input tensors
+    if given (what the autotuner passes), else the request's own."""
+    inputs = len(tensor_metas(bmreq.input_tensor_meta)) if inputs is None else inputs
+    return inputs + len(tensor_metas(bmreq.output_tensor_meta)) + len(bmreq.extra_args) - GRID_VALUES
 
 
 def benchmark_arguments(bmreq: Any, inputs: list[Any] | None = None, outputs: list[Any] | None = None) -> tuple[str, ...]:
@@ -206,7 +207,7 @@ def guarded_benchmark_choice(benchmark_choice: Callable[..., Any], template_call
             try:
                 inputs, output = autotune_args.get_benchmark_tensors(False).unpack()
                 parameters = kernel_parameters(bmreq)
-                passed = len(inputs) + 1 + len(bmreq.extra_args) - GRID_VALUES
+                passed = benchmark_argument_count(bmreq, len(inputs))
             except Exception:  # cannot be checked: benchmark as stock would
                 passed = parameters = None
             if parameters is not None and len(parameters) != passed:

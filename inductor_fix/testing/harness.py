@@ -45,6 +45,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import dataclasses
+import functools
 import inspect
 import textwrap
 import types
@@ -125,9 +126,11 @@ def _is_cpu_dispatch(statement: ast.stmt) -> bool:
     return "get_device().type" in test and "'cpu'" in test and "lower_cpu(" in body
 
 
+@functools.cache
 def triton_flex_lowering() -> Callable[..., Any] | None:
     """The flex_attention lowering without its CPU dispatch (seam 4), ready to register;
-    None if the release's lowering has no such dispatch or its source cannot be read."""
+    None if the release's lowering has no such dispatch or its source cannot be read.
+    Built once per process (parsing and compiling the lowering's source)."""
     try:
         from torch._inductor.kernel.flex import flex_attention as module
     except ImportError:

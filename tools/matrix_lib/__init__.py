@@ -4,6 +4,7 @@
 - :mod:`matrix_lib.phases` - running the CPU property suite stock / patched / diff-applied;
 - :mod:`matrix_lib.results` - the JSON results file (also the resume state), table and markdown.
 
-Importable with ``tools/`` on ``sys.path`` (a test checking README's table does
-``from matrix_lib.results import load, markdown``).
+Importable with ``tools/`` and the project root on ``sys.path`` (the expectations read
+the affected range from ``inductor_fix``'s patch table; a test checking README's table
+does ``from matrix_lib.results import load, markdown``).
 """

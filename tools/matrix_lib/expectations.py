@@ -9,13 +9,17 @@ ships the cache switched off, so its stock passes too.
 
 from __future__ import annotations
 
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
+
+from inductor_fix._patches import CACHE_KEY
 
 PASS, FAIL, ERROR, NOT_APPLICABLE = "PASS", "FAIL", "ERROR", "n/a"
 #: The three runs of the suite, in the order they run, and their column titles.
 PHASES = {"stock": "stock", "patched": "patched", "diff": "diff-applied"}
-#: [first affected, first fixed) for stock.
-AFFECTED = (Version("2.9.0"), Version("2.15.0"))
+#: [first affected, first fixed) for stock: the bounds of the patch table's range.
+_BOUNDS = {spec.operator: Version(spec.version) for spec in SpecifierSet(CACHE_KEY.affected)}
+AFFECTED = (_BOUNDS[">="], _BOUNDS["<"])
 #: Outcomes a rerun keeps (an ERROR may be transient, so it runs again).
 CONCLUSIVE = (PASS, FAIL, NOT_APPLICABLE)
 
@@ -27,7 +31,7 @@ def release_of(torch_version: str) -> Version:
 
 
 def is_affected(torch_version: str) -> bool:
-    return AFFECTED[0] <= release_of(torch_version) < AFFECTED[1]
+    return CACHE_KEY.is_affected(torch_version)
 
 
 def expected(phase: str, torch_version: str) -> str:
