@@ -14,12 +14,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import tempfile
 import time
 
-from helpers import AFFECTED, requires_cuda
+from helpers import AFFECTED, requires_cuda, run_python
 
 import inductor_fix
-from inductor_fix.testing.workloads import ORDERS, optimizer_step, run_sequence
+from inductor_fix.testing.workloads import ORDERS, Step, optimizer_step, run_sequence
 from torch._dynamo.utils import counters
 from torch._inductor import config
 from torch._inductor.test_case import TestCase, run_tests
@@ -47,16 +48,35 @@ def _name(value: str) -> str:
     return value.replace("-", "_")
 
 
+def _stock_in_fresh_process(op: str, order: str) -> list[Step]:
+    """The stock run in a process of its own (``INDUCTOR_FIX_DISABLE=1``), as ``check`` runs it.
+
+    In one process, the template codegen cache and autotuning memory outlive
+    ``fresh_cache()``: after an earlier test's stock ``bmm(x, x)``, a later stock
+    distinct-first sequence was served that test's kernels and timings and never ran the
+    benchmark that crashes (seen on the H200 without xdist) - a negative control that
+    could not fail.
+    """
+    code = f"""
+        import dataclasses, json
+        from inductor_fix.testing.workloads import run_sequence
+        steps = run_sequence({op!r}, {order!r}, "cuda", compare=True)
+        print("STOCK", json.dumps([dataclasses.asdict(s) for s in steps]))
+    """
+    with tempfile.TemporaryDirectory() as cache:
+        result = run_python(code, env={"INDUCTOR_FIX_DISABLE": "1", "TORCHINDUCTOR_CACHE_DIR": cache}, timeout=900)
+    lines = [line for line in result.stdout.splitlines() if line.startswith("STOCK ")]
+    assert lines, result.stderr[-2000:]
+    return [Step(**step) for step in json.loads(lines[-1][len("STOCK "):])]
+
+
 @requires_cuda
 @instantiate_parametrized_tests
 class TestAliasedTemplateInputsGPU(TestCase):
     @parametrize("order", ORDERS, name_fn=_name)
     @parametrize("op", ["bmm", "addmm", "bmm_t"])
     def test_stock_and_patched(self, op: str, order: str) -> None:
-        # Each run in a cache of its own: timings an earlier test left in the shared cache
-        # would spare the stock run the benchmark that crashes.
-        with fresh_cache(), inductor_fix.removed():
-            stock = run_sequence(op, order, "cuda", compare=True)
+        stock = _stock_in_fresh_process(op, order)
         with fresh_cache(), inductor_fix.applied():
             patched = run_sequence(op, order, "cuda", compare=True)
         report(f"{op}/{order}", stock=[s.error for s in stock], patched=[s.error for s in patched],
