@@ -30,7 +30,7 @@ import inductor_fix
 import torch
 from inductor_fix.testing.harness import triton_cpu_harness
 from inductor_fix.testing.observe import observe_autotuning
-from inductor_fix.testing.workloads import MODE, describe_error
+from inductor_fix.testing.workloads import MODE, describe_error, max_rel_error
 from torch._dynamo.utils import counters
 from torch._inductor import config
 from torch._inductor.test_case import TestCase, run_tests
@@ -75,7 +75,7 @@ def check_arity(case: Case) -> None:
                 assert generated, f"compile {index} {pattern} of {case}: none of templates {case.templates} generated"
             if DEVICE == "cuda":
                 expected = function(*bases)
-                error = float((result.float() - expected.float()).abs().max() / expected.float().abs().max().clamp_min(1e-6))
+                error = max_rel_error(result, expected)
                 assert error <= TOLERANCE[case.dtype], f"compile {index} {pattern} of {case}: max rel error {error:.2e}"
     assert not seen.arity_mismatches, f"{case}: choices whose arity mismatches: {seen.arity_mismatches[:2]}"
     assert not seen.arity_errors, f"{case}: Triton benchmarks failed on arity: {seen.arity_errors[:2]}"
@@ -199,7 +199,7 @@ def check_flex(case: FlexCase) -> None:
     assert not guard, f"{case}: the arity guard had to act: {guard}"
     if DEVICE == "cuda":
         expected = function(*inputs)
-        error = float((result.float() - expected.float()).abs().max() / expected.float().abs().max().clamp_min(1e-6))
+        error = max_rel_error(result, expected)
         assert error <= TOLERANCE[case.dtype], f"{case}: max rel error {error:.2e}"
 
 

@@ -52,9 +52,11 @@ import types
 from typing import Any, Callable, Iterator
 from unittest import mock
 
-__all__ = ["ArityOracle", "Launch", "triton_cpu_harness", "HARNESS_CONFIG"]
+from ..guard import GRID_VALUES  # one definition of the launch's trailing grid arguments
 
-GRID_VALUES = 3
+__all__ = ["ArityOracle", "HARNESS_CONFIG", "STAND_IN_SMS", "Launch", "flex_lowering_on_triton", "triton_cpu_harness",
+           "triton_flex_lowering"]
+
 #: Multiprocessors of the GPU flex decoding is split for under the harness (an NVIDIA H200).
 STAND_IN_SMS = 132
 

@@ -30,6 +30,7 @@ __all__ = [
     "flex_gathered_bias",
     "flex_workload",
     "make_operands",
+    "max_rel_error",
     "optimizer_step",
     "orders_of",
     "run_compiles",
@@ -114,7 +115,8 @@ class Step:
     max_rel_error: float | None = None
 
 
-def _max_rel_error(actual: Any, expected: Any) -> float:
+def max_rel_error(actual: Any, expected: Any) -> float:
+    """max |actual - expected| / max |expected| (floor 1e-6), in float32."""
     scale = expected.abs().max().clamp_min(1e-6)
     return float((actual.float() - expected.float()).abs().max() / scale)
 
@@ -181,7 +183,7 @@ def flex_gathered_bias(name: str, device: str, *, compare: bool, dtype: Any = No
     attend, args = flex_workload(name, device, dtype)
     torch._dynamo.reset()
     compiled = torch.compile(attend, mode=MODE, fullgraph=True)
-    check = (lambda result: _max_rel_error(result, attend(*args))) if compare else None
+    check = (lambda result: max_rel_error(result, attend(*args))) if compare else None
     with config.patch(fx_graph_cache=False):
         return [_compile_step(False, compiled, args, device, check)]
 
@@ -220,7 +222,7 @@ def _run_compiles(
         operands = make_operands(op, aliased, device, dtype, seed=len(steps))
         torch._dynamo.reset()
         compiled = torch.compile(lambda *xs: op.call(*xs), mode=MODE, fullgraph=True, **compile_options)
-        check = (lambda result: _max_rel_error(result, op.call(*operands))) if compare else None
+        check = (lambda result: max_rel_error(result, op.call(*operands))) if compare else None
         steps.append(_compile_step(aliased, compiled, operands, device, check))
         if steps[-1].error:
             break
@@ -294,7 +296,7 @@ def optimizer_step(device: str, *, compare: bool, batch: int = 4, n: int = 128, 
                 expected = function(*eager_args)
                 # update() returns None and mutates its state arguments: compare those.
                 pairs = [(result, expected)] if result is not None else list(zip(args[1:], eager_args[1:]))
-                return max(_max_rel_error(a, e) for a, e in pairs)
+                return max(max_rel_error(a, e) for a, e in pairs)
 
             compiled = torch.compile(function, mode=MODE, fullgraph=True)
             steps.append(_compile_step(aliased, compiled, args, device, check if compare else None))

@@ -121,7 +121,7 @@ def seam_markdown(data: dict[str, Any]) -> str:
 def compile_worker(workload: str, variant: str) -> dict[str, Any]:
     import inductor_fix
     import torch
-    from inductor_fix.testing.workloads import describe_error, flex_workload
+    from inductor_fix.testing.workloads import describe_error, flex_workload, max_rel_error
     from torch._dynamo.utils import counters
     from torch._inductor.runtime.benchmarking import benchmarker
 
@@ -137,7 +137,7 @@ def compile_worker(workload: str, variant: str) -> dict[str, Any]:
         return dict(result, error=describe_error(error))
     result["compile_s"] = time.perf_counter() - start
     expected = attend(*args)
-    result["max_rel_error"] = float((output - expected).abs().max() / expected.abs().max())
+    result["max_rel_error"] = max_rel_error(output, expected)
     result["runtime_ms"] = benchmarker.benchmark_gpu(lambda: compiled(*args))
     result["realigned"] = counters["inductor_fix"]["realigned"]
     result["state"] = str(inductor_fix.status().state)
