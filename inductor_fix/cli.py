@@ -70,10 +70,13 @@ def main(argv: list[str] | None = None) -> int:
     status.set_defaults(run=_status)
 
     check = commands.add_parser("check", help="reproduce the crash stock vs patched on this torch")
+    from .check.runner import DEFAULT_OPS
+    from .testing.workloads import OPS
+
     check.add_argument(
-        "--ops", type=_ops, default="bmm,mm,addmm,baddbmm,flex,flex_decoding",
-        help="comma-separated, from bmm, mm, addmm, baddbmm, bmm_t (bmm of x and x transposed), "
-        "flex, flex_decoding (FlexAttention with a gathered bias, pytorch/pytorch#194515) (default: %(default)s)",
+        "--ops", type=_ops, default=",".join(DEFAULT_OPS),
+        help=f"comma-separated, from {', '.join(OPS)} (bmm_t: bmm of x and x transposed; flex, flex_decoding: "
+        "FlexAttention with a gathered bias, pytorch/pytorch#194515) (default: %(default)s)",
     )
     check.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     check.add_argument(

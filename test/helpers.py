@@ -12,8 +12,9 @@ import torch
 from packaging.version import Version
 
 from inductor_fix._patches import BENCHMARK_REALIGN, CACHE_KEY
+from inductor_fix._versions import release_of
 
-TORCH_RELEASE = Version(Version(torch.__version__).base_version)
+TORCH_RELEASE = Version(release_of(torch.__version__))
 #: Stock has the codegen-cache bug (pytorch/pytorch#188069) with default config: the patch table's range.
 AFFECTED = CACHE_KEY.is_affected(torch.__version__)
 #: Stock FlexAttention crashes on in-graph captured buffers (pytorch/pytorch#194515).

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from inductor_fix.check.child import run_child  # tools/bench puts the project on sys.path
+from inductor_fix.testing.workloads import describe_error
 
 __all__ = ["PARTS", "PART_VARIANTS", "VARIANTS", "Variant", "budget_cut", "run", "worker"]
 
@@ -104,7 +105,7 @@ def worker(part: str, variant_name: str, device: str) -> dict[str, Any]:
                 step(*function.args)
                 _synchronize(device)
             except Exception as error:
-                result["error"] = f"{function.name}: {_innermost(error)}"
+                result["error"] = f"{function.name}: {describe_error(error)}"
                 break
             result["compile_s"][function.name] = time.perf_counter() - start
             for field, key in COUNTERS.items():
@@ -122,14 +123,6 @@ def worker(part: str, variant_name: str, device: str) -> dict[str, Any]:
         device_name=torch.cuda.get_device_name() if device == "cuda" else "CPU (Triton-on-CPU harness)",
     )
     return result
-
-
-def _innermost(error: BaseException) -> str:
-    """Type and first line of the innermost cause, without Inductor's wrapping text."""
-    while (cause := getattr(error, "inner_exception", None) or error.__cause__) is not None:
-        error = cause
-    lines = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {lines[0] if lines else ''}"
 
 
 def _synchronize(device: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from inductor_fix import _versions
 from inductor_fix._patches import CACHE_KEY
 
 PASS, FAIL, ERROR, NOT_APPLICABLE = "PASS", "FAIL", "ERROR", "n/a"
@@ -26,8 +27,8 @@ CONCLUSIVE = (PASS, FAIL, NOT_APPLICABLE)
 
 def release_of(torch_version: str) -> Version:
     """``"2.14.1+cu130"`` -> ``Version("2.14.1")``; a dev build counts as its release
-    (``2.15.0.dev...`` as 2.15.0), as ``test/helpers.py`` decides ``AFFECTED``."""
-    return Version(Version(torch_version).base_version)
+    (``2.15.0.dev...`` as 2.15.0), the package's own parser (``inductor_fix._versions``)."""
+    return Version(_versions.release_of(torch_version))
 
 
 def is_affected(torch_version: str) -> bool:
