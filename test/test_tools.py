@@ -147,6 +147,24 @@ class TestBenchVerdicts(TestCase):
         self.assertEqual((row["pairs"], row["met"]), (3, False))  # 121/110 = 1.10
 
 
+class TestMatrixPhaseRunner(TestCase):
+    """tools/run_matrix runs each phase through the package's child runner: progress is said
+    while the suite runs, and a phase past its timeout is ended (process group and all)."""
+
+    def test_progress_then_timeout(self) -> None:
+        from matrix_lib import phases
+
+        said: list[str] = []
+        env = types.SimpleNamespace(python=sys.executable)
+        with tempfile.TemporaryDirectory() as directory:
+            log = Path(directory, "phase.log")
+            status, seconds = phases.run_pytest(env, log, dict(os.environ), timeout=4, every=1, say=said.append)
+        self.assertIsNone(status)
+        self.assertGreaterEqual(seconds, 4)
+        self.assertLess(seconds, 30)
+        self.assertTrue(said and all(" elapsed, " in line for line in said), said)
+
+
 class TestBenchFlex(TestCase):
     """tools/bench seam runs (fast form, CPU harness) and README's FlexAttention figures
     are the committed results' (tools/bench flex needs CUDA: its renderer is checked)."""

@@ -1,22 +1,76 @@
-"""Run one measurement in a child process that reports a single ``MARKER {json}`` line.
+"""Child processes for check and the tools: one runner, a process group of its own each.
 
-Shared by ``python -m inductor_fix check`` (one case per child) and
-``tools/bench compile`` (one run per child): each child gets a fresh Inductor
-cache from its parent and a process session of its own, so that a timeout or a
-Ctrl-C also ends Inductor's compile workers, which would otherwise outlive it.
+Shared by ``python -m inductor_fix check`` (one case per child), ``tools/bench``
+(one run per child), ``tools/run_matrix`` and ``tools/check_patches`` (one pytest
+run per child). Each child runs in a process session of its own, so that a
+timeout or a Ctrl-C also ends Inductor's compile workers, which would otherwise
+outlive it; its output (stdout and stderr together) goes to a log file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import signal
 import subprocess
+import tempfile
 import time
-from typing import Any, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
 
-__all__ = ["ChildResult", "run_child"]
+__all__ = ["ChildResult", "run_child", "run_logged"]
+
+
+def run_logged(
+    command: Sequence[str],
+    env: Mapping[str, str],
+    log: Path,
+    *,
+    cwd: str | Path | None = None,
+    timeout: float | None = None,
+    every: float | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> tuple[int | None, float]:
+    """Run ``command`` with its output in ``log``; ``(exit status, or None if it timed out,
+    seconds)``. ``progress(seconds)`` is called every ``every`` seconds while it runs.
+
+    Raises what the wait raises other than a timeout (KeyboardInterrupt), after
+    killing the child's process group.
+    """
+    start = time.monotonic()
+    with open(log, "w") as out:
+        process = subprocess.Popen(list(command), env=dict(env), cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
+                                   text=True, start_new_session=True)
+        next_report = start + every if every else None
+        try:
+            while True:
+                wait = 1.0 if next_report else None
+                if timeout is not None:
+                    left = start + timeout - time.monotonic()
+                    wait = max(0.0, min(wait, left) if wait else left)
+                try:
+                    process.wait(timeout=wait)
+                    break
+                except subprocess.TimeoutExpired:
+                    now = time.monotonic()
+                    if timeout is not None and now - start >= timeout:
+                        _kill(process)
+                        return None, now - start
+                    if next_report and progress and now >= next_report:
+                        progress(now - start)
+                        next_report += every
+        except BaseException:
+            _kill(process)
+            raise
+    return process.returncode, time.monotonic() - start
+
+
+def _kill(process: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
 
 
 @dataclasses.dataclass
@@ -31,25 +85,15 @@ class ChildResult:
 
 
 def run_child(command: Sequence[str], env: Mapping[str, str], marker: str, timeout: float) -> ChildResult:
-    """Run ``command``; its last stdout line starting with ``marker`` holds the result.
-
-    Raises what the wait raises other than a timeout (KeyboardInterrupt), after
-    killing the child's process group.
-    """
-    start = time.perf_counter()
-    process = subprocess.Popen(list(command), env=dict(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, start_new_session=True)
-    try:
-        stdout, stderr = process.communicate(timeout=timeout)
-    except BaseException as error:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
-        if not isinstance(error, subprocess.TimeoutExpired):
-            raise
-        return ChildResult(None, f"timed out after {timeout:g} s", True, time.perf_counter() - start)
-    seconds = time.perf_counter() - start
-    lines = [line for line in stdout.splitlines() if line.startswith(marker)]
-    if not lines:
-        tail = (stderr.strip().splitlines() or ["no output"])[-1]
-        return ChildResult(None, f"process failed (exit {process.returncode}): {tail}", False, seconds)
-    return ChildResult(json.loads(lines[-1][len(marker):]), None, False, seconds)
+    """Run ``command``; its last output line starting with ``marker`` holds the result (JSON)."""
+    with tempfile.TemporaryDirectory(prefix="inductor_fix_child_") as directory:
+        log = Path(directory, "output.log")
+        status, seconds = run_logged(command, env, log, timeout=timeout)
+        lines = log.read_text(errors="replace").splitlines()
+    if status is None:
+        return ChildResult(None, f"timed out after {timeout:g} s", True, seconds)
+    marked = [line for line in lines if line.startswith(marker)]
+    if not marked:
+        tail = ([line for line in lines if line.strip()] or ["no output"])[-1].strip()
+        return ChildResult(None, f"process failed (exit {status}): {tail}", False, seconds)
+    return ChildResult(json.loads(marked[-1][len(marker):]), None, False, seconds)

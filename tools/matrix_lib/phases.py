@@ -22,11 +22,10 @@ import importlib.util
 import os
 import re
 import shlex
-import signal
-import subprocess
-import time
 from pathlib import Path
 from typing import Callable, Iterator
+
+from inductor_fix.check.child import run_logged
 
 from . import expectations as ex
 
@@ -167,30 +166,11 @@ def run_pytest(env, log: Path, environment: dict[str, str], *, timeout: float, e
     """The suite in ``env``, output to ``log``; (exit status or None on timeout, seconds).
 
     Says the elapsed time and progress every ``every`` seconds. pytest runs in its
-    own process group so a timeout or Ctrl-C ends it and its compile workers.
+    own process group (the package's one child runner) so a timeout or Ctrl-C ends it
+    and its compile workers.
     """
-    start = time.monotonic()
-    with open(log, "w") as out:
-        process = subprocess.Popen([str(env.python), *PYTEST], cwd=PROJECT, env=environment,
-                                   stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            next_report = start + every
-            while process.poll() is None:
-                time.sleep(1)
-                now = time.monotonic()
-                if now - start > timeout:
-                    os.killpg(process.pid, signal.SIGKILL)
-                    process.wait()
-                    return None, now - start
-                if now >= next_report:
-                    say(f"{elapsed(now - start)} elapsed, {_progress(log)}")
-                    next_report += every
-        except BaseException:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-            raise
-    return process.returncode, time.monotonic() - start
+    return run_logged([str(env.python), *PYTEST], environment, log, cwd=PROJECT, timeout=timeout, every=every,
+                      progress=lambda seconds: say(f"{elapsed(seconds)} elapsed, {_progress(log)}"))
 
 
 def summarize(log: Path, status: int | None) -> dict:
