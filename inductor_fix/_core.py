@@ -139,7 +139,7 @@ def install() -> None:
         _disabled = disabled_patches()
         for patch in PATCHES:
             if patch.name in _disabled and _states[patch.name][0] in (State.REMOVED, State.PENDING):
-                _states[patch.name] = (State.DISABLED, f"{DISABLE_VARIABLE} names it")
+                _states[patch.name] = (State.DISABLED, f"{DISABLE_VARIABLE}={os.environ.get(DISABLE_VARIABLE)} disables it")
         if len(_disabled) == len(PATCHES):
             return
         _wanted = True
