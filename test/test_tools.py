@@ -233,6 +233,18 @@ class TestCheckPatchesFastForm(TestCase):
         self.assertEqual(result["groups"], {p: [i, i] for i, p in enumerate(["000", "001", "010", "011", "012"])})
         self.assertIn(result["cache_key_patch"], ("applied", "not-needed"))
 
+    def test_key_grouping_compared_for_the_cache_key_patch(self) -> None:
+        check_patches = _check_patches_module()
+        patches = {p.name[:4]: p for p in (Path(__file__).resolve().parents[1] / "patches").glob("000*.patch")}
+        self.assertEqual(
+            {(number, release): check_patches.compares_keys(patches[number], release)
+             for number, release in (("0001", "2.14.1"), ("0001", "2.9.1"), ("0002", "2.15.0"), ("0003", "2.14.1"),
+                                     ("0003", "2.15.0"))},
+            {("0001", "2.14.1"): True, ("0001", "2.9.1"): True, ("0002", "2.15.0"): True, ("0003", "2.14.1"): False,
+             ("0003", "2.15.0"): True},
+        )
+        self.assertTrue(check_patches.compares_keys(Path("0009-unknown.patch"), "2.14.1"))
+
     def test_apply_only_against_this_torch(self) -> None:
         import base64
         import hashlib
