@@ -142,6 +142,8 @@ def realigned_benchmark(benchmark: Callable[..., Any], select_algorithm: ModuleT
     signature = inspect.signature(benchmark)
     template_caller = select_algorithm.TritonTemplateCaller
     example_value = select_algorithm.AlgorithmSelectorCache.benchmark_example_value
+    # hint_override: 2.9+ (2.8's benchmark_example_value takes the node alone).
+    takes_hint = "hint_override" in inspect.signature(example_value).parameters
     logged: set[str] = set()
 
     @functools.wraps(benchmark)
@@ -153,7 +155,7 @@ def realigned_benchmark(benchmark: Callable[..., Any], select_algorithm: ModuleT
             hint_override = bound.arguments.get("hint_override")
 
         def zeros(node: Any) -> Any:
-            return example_value(node, hint_override=hint_override).zero_()
+            return (example_value(node, hint_override=hint_override) if takes_hint else example_value(node)).zero_()
 
         as_selected, groups = group_choices(choices, input_nodes, input_gen_fns, zeros, template_caller)
         if not groups:

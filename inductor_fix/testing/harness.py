@@ -13,7 +13,8 @@ CPU driver, so this harness replaces exactly four seams, and nothing else:
    the template kernel's Python signature and raises ``TypeError`` exactly where
    the real launcher would. Nothing is computed: outputs are meaningless.
 4. The FlexAttention lowering's device dispatch
-   (``torch/_inductor/kernel/flex/flex_attention.py``, ``flex_attention``): its
+   (``torch/_inductor/kernel/flex/flex_attention.py``; ``kernel/flex_attention.py``
+   up to 2.8; ``flex_attention``): its
    first statement sends CPU tensors to the C++ template (``lower_cpu``) whatever
    ``cpu_backend`` says, so flex never reaches a Triton template on CPU. The
    harness registers the same function, compiled from its own source with that one
@@ -21,10 +22,13 @@ CPU driver, so this harness replaces exactly four seams, and nothing else:
    (subgraph building, forward and decoding templates, ``autotune_select_algorithm``)
    is the release's code. Without a recognisable dispatch it is left alone and flex
    stays on the C++ path (:func:`flex_lowering_on_triton` says which).
-5. The SM count flex decoding splits its work by (``flex_decoding.get_split_k``
-   asks ``torch.cuda.get_device_properties``, which fails without a driver): while
-   that function runs, the device reports :data:`STAND_IN_SMS` multiprocessors (an
-   H200's count); the split formula is the release's.
+5. The GPU flex sizes its work for: the SM count flex decoding splits its work by
+   (``flex_decoding.get_split_k`` asks ``torch.cuda.get_device_properties``, which
+   fails without a driver) and, up to 2.8, the compute capability the flex config
+   lists are chosen by (``InductorChoices.get_flex_*_configs`` ask
+   ``torch.cuda.get_device_capability``). While those functions run, the device is a
+   stand-in H200: :data:`STAND_IN_SMS` multiprocessors, capability
+   :data:`STAND_IN_CAPABILITY`; the formulas and config lists are the release's.
 
 Also set, because the harness needs them: ``autotune_local_cache=False`` (else a
 second compile reuses timings and never launches), ``compile_threads=1`` (keeps
@@ -46,6 +50,7 @@ import ast
 import contextlib
 import dataclasses
 import functools
+import importlib
 import inspect
 import textwrap
 import types
@@ -54,11 +59,13 @@ from unittest import mock
 
 from ..guard import GRID_VALUES  # one definition of the launch's trailing grid arguments
 
-__all__ = ["ArityOracle", "HARNESS_CONFIG", "STAND_IN_SMS", "Launch", "flex_lowering_on_triton", "triton_cpu_harness",
+__all__ = ["ArityOracle", "HARNESS_CONFIG", "STAND_IN_CAPABILITY", "STAND_IN_SMS", "Launch", "flex_lowering_on_triton", "triton_cpu_harness",
            "triton_flex_lowering"]
 
 #: Multiprocessors of the GPU flex decoding is split for under the harness (an NVIDIA H200).
 STAND_IN_SMS = 132
+#: Its compute capability (sm_90).
+STAND_IN_CAPABILITY = (9, 0)
 
 HARNESS_CONFIG: dict[str, Any] = {
     "cpu_backend": "triton",
@@ -133,9 +140,8 @@ def triton_flex_lowering() -> Callable[..., Any] | None:
     """The flex_attention lowering without its CPU dispatch (seam 4), ready to register;
     None if the release's lowering has no such dispatch or its source cannot be read.
     Built once per process (parsing and compiling the lowering's source)."""
-    try:
-        from torch._inductor.kernel.flex import flex_attention as module
-    except ImportError:
+    module = _flex_module("flex_attention")
+    if module is None:
         return None
     function = inspect.unwrap(module.flex_attention)
     try:
@@ -154,21 +160,35 @@ def triton_flex_lowering() -> Callable[..., Any] | None:
     return namespace[definition.name]
 
 
+def _flex_module(name: str) -> types.ModuleType | None:
+    """``torch._inductor.kernel.flex.<name>`` (2.9+), or ``kernel.<name>`` (2.8 and before)."""
+    for package in ("torch._inductor.kernel.flex", "torch._inductor.kernel"):
+        try:
+            return importlib.import_module(f"{package}.{name}")
+        except ImportError:
+            continue
+    return None
+
+
 def flex_lowering_on_triton() -> bool:
     """Whether the harness can send FlexAttention on CPU to its Triton templates."""
     return triton_flex_lowering() is not None
 
 
-def _split_k_for_stand_in_gpu(get_split_k: Callable[..., int]) -> Callable[..., int]:
+def _on_stand_in_gpu(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` asking CUDA about the stand-in H200 instead of a driver."""
     import torch
 
-    properties = types.SimpleNamespace(multi_processor_count=STAND_IN_SMS)
+    properties = types.SimpleNamespace(multi_processor_count=STAND_IN_SMS, major=STAND_IN_CAPABILITY[0],
+                                       minor=STAND_IN_CAPABILITY[1])
 
-    def split_k(*args: Any, **kwargs: Any) -> int:
-        with mock.patch.object(torch.cuda, "get_device_properties", lambda *a, **k: properties):
-            return get_split_k(*args, **kwargs)
+    @functools.wraps(function)
+    def on_stand_in(*args: Any, **kwargs: Any) -> Any:
+        with mock.patch.object(torch.cuda, "get_device_properties", lambda *a, **k: properties), \
+                mock.patch.object(torch.cuda, "get_device_capability", lambda *a, **k: STAND_IN_CAPABILITY):
+            return function(*args, **kwargs)
 
-    return split_k
+    return on_stand_in
 
 
 @contextlib.contextmanager
@@ -180,16 +200,21 @@ def _flex_on_triton() -> Iterator[None]:
     if function is None:
         yield
         return
-    from torch._inductor.kernel.flex import flex_decoding
-
+    flex_decoding = _flex_module("flex_decoding")
     registered: dict[Any, Any] = {}
     lowering.register_lowering(torch.ops.higher_order.flex_attention, type_promotion_kind=None,
                                lowering_dict=registered)(function)
     with contextlib.ExitStack() as stack:
         stack.enter_context(mock.patch.dict(lowering.lowerings, registered))
-        if hasattr(flex_decoding, "get_split_k"):
-            split_k = _split_k_for_stand_in_gpu(flex_decoding.get_split_k)
+        if flex_decoding is not None and hasattr(flex_decoding, "get_split_k"):
+            split_k = _on_stand_in_gpu(flex_decoding.get_split_k)
             stack.enter_context(mock.patch.object(flex_decoding, "get_split_k", split_k))
+        from torch._inductor.choices import InductorChoices
+
+        for name in ("get_flex_attention_fwd_configs", "get_flex_decode_configs"):
+            if name in vars(InductorChoices):
+                configs = _on_stand_in_gpu(vars(InductorChoices)[name])
+                stack.enter_context(mock.patch.object(InductorChoices, name, configs))
         yield
 
 

@@ -116,6 +116,9 @@ def observe_autotuning() -> Iterator[Observation]:
         try:
             yield observation
         finally:
-            savers = select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
+            # get_algorithm_selector_cache() from 2.9; 2.8 keeps the selector in a module global.
+            getter = getattr(select_algorithm, "get_algorithm_selector_cache", None)
+            selector = getter() if getter else select_algorithm._ALGORITHM_SELECTOR_CACHE
+            savers = selector.feedback_saver_fns
             if save_feedback in savers:
                 savers.remove(save_feedback)
