@@ -33,12 +33,12 @@ Public API:
 - :func:`is_patched` / :func:`original` - whether a target is wrapped, and its stock object.
 - :class:`InductorFixWarning` - the one warning category this package emits.
 
-CLI: ``python -m inductor_fix status`` and ``python -m inductor_fix check``.
+Messages go to ``logging.getLogger("inductor_fix")``, also ``TORCH_LOGS="inductor_fix"``.
+
+CLI: ``inductor-fix status | check | run`` (also ``python -m inductor_fix ...``).
 """
 
-from __future__ import annotations
-
-from . import _core
+from . import _core, _logs
 from ._core import applied, apply, is_patched, original, remove, removed, status
 from ._warnings import InductorFixWarning
 from .status import PatchStatus, State, Status
@@ -61,6 +61,7 @@ __version__ = "0.1.0"
 
 def _apply_at_import() -> None:
     try:
+        _logs.install()
         _core.install()
     except Exception as error:  # never raise at import
         from ._warnings import warn_once

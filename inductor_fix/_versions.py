@@ -2,7 +2,7 @@
 
 Versions come from package metadata, so asking for them imports neither torch
 nor triton. The facts below come from reading each release's
-``torch/_inductor/select_algorithm.py`` (see ``../README.md``, "Affected versions").
+``torch/_inductor/select_algorithm.py`` (see README.md, "Affected releases", and docs/matrix.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Command line: ``python -m inductor_fix {status,check}`` (also installed as ``inductor-fix``)."""
+"""Command line: ``inductor-fix {status,check,run}`` (also ``python -m inductor_fix ...``)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,22 @@ def _status(args: argparse.Namespace) -> int:
             print(f"inductor_fix status: importing torch failed: {type(error).__name__}: {error}", file=sys.stderr)
     status = inductor_fix.status()
     print(json.dumps(status.to_dict(), indent=2) if args.json else status.format())
+    if args.require == "protected" and not status.protected:
+        hint = " (drop --no-load to resolve it)" if status.protected is None else ""
+        print(f"inductor_fix status: required protected, but {status.state}: {status.reason}{hint}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .launcher import LaunchError, run
+
+    command = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    try:
+        return run(command)
+    except LaunchError as error:
+        print(f"inductor-fix run: {error}", file=sys.stderr)
+        return 127 if command else 2
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -51,25 +66,71 @@ def _positive(kind: type) -> Callable[[str], float]:
     return parse
 
 
+def _program() -> str:
+    """``inductor-fix`` when run as the console script, else ``python -m inductor_fix``."""
+    import os
+
+    return "inductor-fix" if os.path.basename(sys.argv[0]).startswith("inductor-fix") else "python -m inductor_fix"
+
+
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # e.g. `inductor-fix status | head -1`: the reader left, not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _main(argv: list[str] | None) -> int:
+    from .check.runner import EXIT_STATUS
+
+    program = _program()
     parser = argparse.ArgumentParser(
-        prog="python -m inductor_fix",
+        prog=program,
         description="Fix for Inductor's max-autotune template-argument crashes "
         "(pytorch/pytorch#188069, codegen-cache aliasing; #194515, FlexAttention captured buffers).",
+        epilog=f"examples:\n  {program} status --require protected   # exit 1 unless this torch is protected\n"
+        f"  {program} check\n  {program} run -- torchrun --nproc-per-node 8 train.py",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     from . import __version__
 
     parser.add_argument("--version", action="version", version=f"inductor_fix {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    status = commands.add_parser("status", help="what is patched on this torch, and why")
+    status = commands.add_parser(
+        "status", help="what is patched on this torch, and why",
+        description="What is patched on this torch, and why. Exit 0; with --require protected, exit 1 "
+        "unless the fix is applied or not needed (reason on stderr).",
+    )
     status.add_argument("--json", action="store_true", help="print the status as JSON")
     status.add_argument(
         "--no-load", action="store_true", help="do not import torch._inductor (state may stay 'pending')"
     )
+    status.add_argument("--require", choices=("protected",),
+                        help="exit 1 unless this torch is protected (state applied or not-needed)")
     status.set_defaults(run=_status)
 
-    check = commands.add_parser("check", help="reproduce the crash stock vs patched on this torch")
+    run = commands.add_parser(
+        "run", help="run a command with the fix active in every Python process it starts",
+        description="Run CMD with the fix active in every Python process it starts (the command, torchrun "
+        "ranks, multiprocessing children, Inductor's compile and autotune workers), through a "
+        "sitecustomize put first on PYTHONPATH; an existing sitecustomize still runs. Installed files are "
+        "not edited. INDUCTOR_FIX_DISABLE still applies in every process. Exit status: CMD's; 127 if CMD "
+        "is not found.",
+        usage=f"{program} run -- CMD [ARGS ...]",
+    )
+    run.add_argument("cmd", nargs=argparse.REMAINDER, metavar="CMD", help="the command and its arguments")
+    run.set_defaults(run=_run)
+
+    check = commands.add_parser(
+        "check", help="reproduce the crash stock vs patched on this torch",
+        description="Reproduce the crashes on this torch, stock (INDUCTOR_FIX_DISABLE=1) and patched, each "
+        "case in a fresh process and Inductor cache. Exit status: "
+        + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_STATUS.items()) + ".",
+    )
     from .check.runner import DEFAULT_OPS
     from .testing.workloads import OPS
 
@@ -87,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     check.set_defaults(run=_check)
 
     args = parser.parse_args(argv)
+    if args.run is _run and not [word for word in args.cmd if word != "--"]:
+        run.error("no command given")
     return args.run(args)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import textwrap
 
 __all__ = ["PatchStatus", "State", "Status"]
 
@@ -100,13 +101,17 @@ class Status:
     def to_dict(self) -> dict:
         return json.loads(json.dumps(dataclasses.asdict(self), default=str))
 
-    def format(self) -> str:
-        """Human-readable multi-line summary, as printed by ``python -m inductor_fix status``."""
-        lines = [
-            f"inductor_fix: {self.state} - {self.reason}",
-            f"  torch {self.torch_version or 'not installed'}, triton {self.triton_version or 'not installed'}",
-        ]
+    def format(self, width: int = 100) -> str:
+        """Human-readable summary, as printed by ``inductor-fix status``: lines of at most
+        ``width`` columns, targets named relative to their module."""
+        module = "torch._inductor.select_algorithm."
+        lines = textwrap.wrap(f"inductor_fix: {self.state} - {self.reason}", width, subsequent_indent="  ")
+        lines.append(f"  torch {self.torch_version or 'not installed'}, triton {self.triton_version or 'not installed'}"
+                     f"; targets in {module[:-1]}")
+        indent = " " * 32
         for patch in self.patches:
-            lines.append(f"  {patch.name:<17} {str(patch.state):<11} {patch.target}")
-            lines.append(f"  {'':<17} {'':<11} {patch.reason}")
+            targets = [target.strip().removeprefix(module) for target in patch.target.split(",")]
+            lines.append(f"  {patch.name:<17} {str(patch.state):<11} {targets[0]}")
+            lines += [indent + target for target in targets[1:]]
+            lines += textwrap.wrap(patch.reason, width, initial_indent=indent, subsequent_indent=indent)
         return "\n".join(lines)

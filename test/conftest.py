@@ -10,6 +10,10 @@
 ``INDUCTOR_FIX_HYPOTHESIS_MAX_EXAMPLES=N`` bounds any profile to N generated examples
 per test (pinned ``@example`` cases always run).
 
+``INDUCTOR_FIX_TEST_CODEGEN_CACHE=1`` switches Inductor's codegen cache on
+(``enable_caching_generated_triton_templates``), as 2.9+ ships it; 2.8.x ships it
+off, so this is how the version matrix shows 2.8.x is affected once it is on.
+
 GPU tests skip without CUDA; on a CUDA machine they run for real.
 """
 
@@ -46,8 +50,26 @@ settings.register_profile(
     **_COMMON,
 )
 settings.load_profile(os.environ.get("INDUCTOR_FIX_HYPOTHESIS_PROFILE", "ci"))
+if os.environ.get("INDUCTOR_FIX_TEST_CODEGEN_CACHE") == "1":
+    import torch._inductor.config as inductor_config  # noqa: E402
+
+    inductor_config.enable_caching_generated_triton_templates = True
 if os.environ.get("INDUCTOR_FIX_HYPOTHESIS_MAX_EXAMPLES"):  # e.g. a bounded GPU run
     settings.register_profile(
         "bounded", settings.default, max_examples=int(os.environ["INDUCTOR_FIX_HYPOTHESIS_MAX_EXAMPLES"])
     )
     settings.load_profile("bounded")
+
+
+def pytest_report_header(config) -> list[str]:
+    """The fix's state on this torch, first thing in every run's output: a nightly whose
+    internals moved shows ``unsupported`` and why before any test fails."""
+    try:
+        import torch._inductor.select_algorithm  # noqa: F401  (settles "pending")
+    except Exception as error:  # the tests will report it
+        return [f"inductor_fix: torch._inductor does not import: {type(error).__name__}: {error}"]
+    status = inductor_fix.status()
+    lines = [f"inductor_fix: {status.state} - {status.reason}"]
+    if status.protected is False and status.state != "disabled":
+        lines.append("inductor_fix: NOT PROTECTED on this torch - see the patch states above")
+    return lines

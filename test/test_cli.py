@@ -13,7 +13,7 @@ from pathlib import Path
 
 from helpers import AFFECTED, FLEX_AFFECTED, HAS_CUDA
 
-from inductor_fix.check.runner import Case, verdict
+from inductor_fix.check.runner import EXIT_STATUS, Case, verdict
 from torch._inductor.test_case import TestCase, run_tests
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,13 +51,16 @@ class TestCheckCommand(TestCase):
         for row in rows.values():
             self.assertRegex(row, r"\bok\b")
             if AFFECTED:
-                self.assertRegex(row, r"crash: TypeError: ")
+                self.assertRegex(row, r"crashed \(expected\) \[\d\]")
         flex = next(line for line in out.splitlines() if line.startswith("flex "))
         self.assertIn("gathered bias", flex)
         self.assertRegex(flex, r"\bok\b")
         if FLEX_AFFECTED:
-            self.assertRegex(flex, r"crash: TypeError: ")
+            self.assertRegex(flex, r"crashed \(expected\) \[\d\]")
+        if AFFECTED or FLEX_AFFECTED:
+            self.assertRegex(out, r"(?m)^\[1\] TypeError: ")  # the full error, once, under the table
         self.assertIn("verdict: PASS", out)
+        self.assertLessEqual(max(map(len, out.splitlines())), 100, out)
 
     def test_verdict_fails_when_a_patched_case_crashes(self) -> None:
         cases = [
@@ -68,6 +71,19 @@ class TestCheckCommand(TestCase):
         self.assertEqual(exit_status, 1)
         self.assertIn("verdict: FAIL", text)
 
+    def test_verdict_fits_100_columns_with_long_errors(self) -> None:
+        error = "TypeError: " + "launcher() missing 1 required positional argument: '_grid_2' " * 4
+        cases = [Case("flex_decoding", "gathered-bias", "stock", "cpu", error=error, affected=True),
+                 Case("flex_decoding", "gathered-bias", "patched", "cpu", ok=True,
+                      steps=[{"max_rel_error": 4.3e-07}], guard={"realigned": 4, "excluded_at_benchmark": 12})]
+        text, exit_status = verdict(cases)
+        self.assertEqual(exit_status, 0)
+        self.assertLessEqual(max(map(len, text.splitlines())), 100, text)
+        self.assertIn("crashed (expected) [1]", text)
+        self.assertIn("ok (err 4.3e-07, excluded_at_benchmark 12, ...", text)
+        note = re.search(r"(?ms)^\[1\] (.*?)\n\n", text).group(1)
+        self.assertEqual(" ".join(line.strip() for line in note.splitlines()), error.strip())  # nothing lost
+
     def test_verdict_separates_cases_without_result(self) -> None:
         cases = [
             Case("bmm", "alias-first", "stock", "cpu", failure="timed out after 1 s"),
@@ -76,6 +92,8 @@ class TestCheckCommand(TestCase):
         text, exit_status = verdict(cases)
         self.assertEqual(exit_status, 2)
         self.assertIn("stock:   crashed in 0/1 cases", text)
+        self.assertIn("timed out after 1 s", text)
+        self.assertNotIn("crash", text.split("\n\n")[0])  # a timeout is not reported as a crash
         self.assertIn("verdict: ERROR", text)
 
     def test_bad_arguments_are_usage_errors(self) -> None:
@@ -133,8 +151,24 @@ def _tools_on_path():
 
 
 class TestRepository(TestCase):
-    """README's two commands exist, .ci/run runs README's test command verbatim, and
-    README's version matrix is the one rendered from the committed JSON."""
+    """README's two commands exist, .ci/run runs README's test command verbatim, README
+    reads in two minutes and links only to what exists, and the docs' tables are the
+    ones rendered from the committed JSON."""
+
+    def test_readme_is_short_and_its_links_resolve(self) -> None:
+        readme = (ROOT / "README.md").read_bytes()
+        self.assertLess(len(readme), 8 * 1024)
+        for page in (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))):
+            for target in re.findall(r"\]\((?!https?://)([^)#]+)", page.read_text()):
+                self.assertTrue((page.parent / target).exists(), f"{page.name} links to missing {target}")
+
+    def test_readme_documents_check_exit_statuses(self) -> None:
+        readme = " ".join((ROOT / "README.md").read_text().split())
+        for status in EXIT_STATUS:
+            self.assertIn(f"**{status}**", readme)
+        help_text = " ".join(_cli("check", "--help", timeout=60).stdout.split())
+        for status, meaning in EXIT_STATUS.items():
+            self.assertIn(f"{status} {' '.join(meaning.split())}", help_text)
 
     def test_readme_commands_match_ci(self) -> None:
         readme = (ROOT / "README.md").read_text()
@@ -144,21 +178,22 @@ class TestRepository(TestCase):
         self.assertIn("pytest", commands[1])
         self.assertIn(commands[1], (ROOT / ".ci" / "run").read_text())
 
-    def test_readme_matrix_matches_results_json(self) -> None:
-        # README's version-matrix section is tools/run_matrix --report-md, rendered from the JSON.
+    def test_docs_matrix_matches_results_json(self) -> None:
+        # docs/matrix.md is tools/run_matrix --report-md, rendered from the JSON.
         with _tools_on_path():
             from matrix_lib import expectations, phases, results
         data = results.load(ROOT / "docs" / "matrix" / "results.json")
-        self.assertEqual(len(data["releases"]), 7)
+        self.assertEqual(sorted(e["spec"] for e in data["releases"]), sorted(expectations.RELEASES))
         self.assertEqual(data["suite"], phases.SUITE_COMMAND)  # the suite the tool runs today
         for entry in data["releases"]:
             self.assertEqual(entry["verdict"], "ok", entry["spec"])
             for phase, result in entry["phases"].items():
-                self.assertEqual(result["expected"], expectations.expected(phase, entry["torch"]), entry["spec"])
-        self.assertIn(results.markdown(data), (ROOT / "README.md").read_text())
+                expected = expectations.expected(phase, entry["torch"], entry.get("variant"))
+                self.assertEqual(result["expected"], expected, (entry["spec"], phase))
+        self.assertEqual(results.markdown(data), (ROOT / "docs" / "matrix.md").read_text())
 
-    def test_readme_gpu_bench_matches_results_json(self) -> None:
-        # README's H200 table is tools/bench table over the committed results: 3 whole repetitions a part.
+    def test_docs_gpu_bench_matches_results_json(self) -> None:
+        # docs/benchmarks.md's H200 table is tools/bench table over the committed results: 3 whole repetitions a part.
         with _tools_on_path():
             from bench_lib import compiles, report
         _, compiled = report.load([ROOT / "docs" / "bench" / "a.json", ROOT / "docs" / "bench" / "b.json"])
@@ -167,11 +202,12 @@ class TestRepository(TestCase):
             self.assertEqual(data["complete_reps"], 3, data["parts"])
             self.assertTrue(all(run["error"] is None for run in data["runs"]), data["parts"])
             self.assertEqual({run["variant"] for run in data["runs"]}, set(compiles.PART_VARIANTS[data["parts"][0]]))
-        self.assertIn(report.compile_markdown(compiled), (ROOT / "README.md").read_text())
+        page = (ROOT / "docs" / "benchmarks.md").read_text()
+        self.assertIn(report.compile_markdown(compiled), page)
         self.assertTrue((ROOT / "docs" / "bench" / "compile.png").is_file())
         # The CPU table that counts autotuning rounds, cited to explain the clone workaround.
         _, cpu_compiled = report.load([ROOT / "docs" / "bench" / "cpu-b.json"])
-        self.assertIn(report.compile_markdown(cpu_compiled), (ROOT / "README.md").read_text())
+        self.assertIn(report.compile_markdown(cpu_compiled), page)
 
 
 if __name__ == "__main__":

@@ -21,14 +21,25 @@ from matrix_lib import expectations as ex  # noqa: E402
 
 class TestMatrixExpectations(TestCase):
     def test_stock_expected_to_fail_on_affected_releases_only(self) -> None:
-        versions = ("2.7.1", "2.8.0", "2.9.0", "2.14.1+cu130", "2.15.0", "2.15.0.dev20261101")
-        table = {v: ex.expected("stock", v) for v in versions}
-        self.assertEqual(
-            table,
-            {"2.7.1": "PASS", "2.8.0": "PASS", "2.9.0": "FAIL", "2.14.1+cu130": "FAIL", "2.15.0": "PASS",
-             "2.15.0.dev20261101": "PASS"},
-        )
-        self.assertEqual({ex.expected(phase, "2.12.0") for phase in ("patched", "diff")}, {"PASS"})
+        versions = ("2.7.1", "2.8.0", "2.9.0", "2.14.1+cu130", "2.15.0", "2.15.0.dev20261101", "2.16.0.dev20261201+cu130")
+        for phase in ("stock", "flex-stock"):
+            table = {v: ex.expected(phase, v) for v in versions}
+            self.assertEqual(
+                table,
+                {"2.7.1": "PASS", "2.8.0": "PASS", "2.9.0": "FAIL", "2.14.1+cu130": "FAIL", "2.15.0": "PASS",
+                 "2.15.0.dev20261101": "PASS", "2.16.0.dev20261201+cu130": "PASS"},
+                phase,
+            )
+        modes = [p for p in ex.PHASES if ex.mode_of(p) != "stock"]
+        self.assertEqual({ex.expected(phase, "2.12.0") for phase in modes}, {"PASS"})
+
+    def test_codegen_cache_variant_makes_2_8_affected_for_matmuls_only(self) -> None:
+        self.assertEqual(ex.split_spec("2.8.0@codegen-cache"), ("2.8.0", "codegen-cache"))
+        self.assertEqual(ex.split_spec("https://host/torch-2.8.0-cp311.whl"), ("https://host/torch-2.8.0-cp311.whl", None))
+        self.assertRaisesRegex(ValueError, "unknown variant 'cache'", ex.split_spec, "2.8.0@cache")
+        self.assertEqual(ex.expected("stock", "2.8.0", "codegen-cache"), "FAIL")
+        self.assertEqual(ex.expected("stock", "2.7.1", "codegen-cache"), "PASS")  # no cache to switch on
+        self.assertEqual(ex.expected("flex-stock", "2.8.0", "codegen-cache"), "PASS")
 
     def test_only_exit_0_and_1_are_results(self) -> None:
         # pytest exit 5 (no tests collected) must never count as a pass or as the expected failure.
@@ -36,14 +47,19 @@ class TestMatrixExpectations(TestCase):
 
     def test_verdict(self) -> None:
         def entry(stock: str, patched: str, diff: str | None) -> dict:
-            phases = {"stock": (stock, "FAIL"), "patched": (patched, "PASS"), "diff": (diff, "PASS")}
-            return {"phases": {p: {"outcome": o, "expected": e} for p, (o, e) in phases.items() if o}}
+            outcomes = {"stock": (stock, "FAIL"), "patched": (patched, "PASS"), "diff": (diff, "PASS")}
+            return {"phases": {phase: {"outcome": outcomes[ex.mode_of(phase)][0],
+                                       "expected": outcomes[ex.mode_of(phase)][1]}
+                               for phase in ex.PHASES if outcomes[ex.mode_of(phase)][0]}}
 
         self.assertEqual(ex.verdict(entry("FAIL", "PASS", "PASS")), "ok")
         self.assertEqual(ex.verdict(entry("FAIL", "PASS", "n/a")), "ok")
         self.assertEqual(ex.verdict(entry("PASS", "PASS", "PASS")), "MISMATCH")  # stock did not show the bug
         self.assertEqual(ex.verdict(entry("FAIL", "ERROR", "PASS")), "ERROR")
         self.assertEqual(ex.verdict(entry("FAIL", "PASS", None)), "incomplete")
+        half = entry("FAIL", "PASS", "PASS")
+        del half["phases"]["flex-diff"]
+        self.assertEqual(ex.verdict(half), "incomplete")  # the flex suite counts too
 
 
 class FakeMachine:
@@ -158,7 +174,8 @@ class TestMatrixPhaseRunner(TestCase):
         env = types.SimpleNamespace(python=sys.executable)
         with tempfile.TemporaryDirectory() as directory:
             log = Path(directory, "phase.log")
-            status, seconds = phases.run_pytest(env, log, dict(os.environ), timeout=4, every=1, say=said.append)
+            status, seconds = phases.run_pytest(env, phases.pytest_arguments("stock"), log, dict(os.environ),
+                                                timeout=4, every=1, say=said.append)
         self.assertIsNone(status)
         self.assertGreaterEqual(seconds, 4)
         self.assertLess(seconds, 30)
@@ -166,7 +183,7 @@ class TestMatrixPhaseRunner(TestCase):
 
 
 class TestBenchFlex(TestCase):
-    """tools/bench seam runs (fast form, CPU harness) and README's FlexAttention figures
+    """tools/bench seam runs (fast form, CPU harness) and docs/benchmarks.md's FlexAttention figures
     are the committed results' (tools/bench flex needs CUDA: its renderer is checked)."""
 
     def test_seam_fast_form(self) -> None:
@@ -188,7 +205,7 @@ class TestBenchFlex(TestCase):
         from bench_lib import flex
 
         root = Path(__file__).resolve().parents[1]
-        readme = " ".join((root / "README.md").read_text().split())
+        readme = " ".join((root / "docs" / "benchmarks.md").read_text().split())
         seam = json.loads((root / "docs" / "bench" / "seam-cuda.json").read_text())
         self.assertIn(f"{seam['per_choice_us']['median']:.2f} µs per choice on the H200", readme)
         compiled = json.loads((root / "docs" / "bench" / "flex.json").read_text())
@@ -274,6 +291,79 @@ class TestCheckPatchesFastForm(TestCase):
         self.assertEqual(process.returncode, 0, process.stdout + process.stderr)
         self.assertRegex(process.stdout, r"applies: (clean|offset)")
         self.assertIn(f"OK: torch {release}, 0 failed check(s)", process.stdout)
+
+
+class TestNightly(TestCase):
+    """A development build is classified and expected correctly, and the nightly workflow's
+    commands are ones the tools accept - all without downloading a nightly."""
+
+    ROOT = Path(__file__).resolve().parents[1]
+
+    def test_dev_build_classified_and_expected(self) -> None:
+        import torchenv
+
+        from inductor_fix.testing import drift
+
+        version = drift.NIGHTLY  # 2.16.0.devYYYYMMDD+cu130
+        self.assertEqual({phase: ex.expected(phase, version) for phase in ex.PHASES},
+                         dict.fromkeys(ex.PHASES, "PASS"))  # not affected: stock must pass
+        wheel = (f"https://download.pytorch.org/whl/nightly/cu130/torch-{version.replace('+', '%2B')}"
+                 "-cp311-cp311-manylinux_2_28_x86_64.whl")
+        self.assertEqual(torchenv.spec_release(wheel), "2.16.0")
+        self.assertEqual(str(ex.release_of(version)), "2.16.0")
+        # The package on it (the installed torch renamed, its make_key keying aliasing as upstream's does).
+        result = drift.run("upstream-key-fix")
+        self.assertEqual({p["name"]: p["state"] for p in result["patches"]},
+                         {"cache-key": "not-needed", "arity-guard": "applied", "benchmark-realign": "applied"}, result)
+        entry = {"fix_state": result["state"],
+                 "phases": {phase: {"outcome": "PASS", "expected": ex.expected(phase, version)} for phase in ex.PHASES}}
+        self.assertEqual(ex.verdict(entry), "ok")
+        self.assertEqual(ex.verdict({**entry, "fix_state": "unsupported"}), "UNPROTECTED")  # fails loudly
+
+    def test_workflow_commands_are_accepted(self) -> None:
+        import re
+        import subprocess
+
+        workflow = (self.ROOT / ".github" / "workflows" / "nightly.yml").read_text()
+        self.assertRegex(workflow, r"(?m)^  schedule:\n    - cron: ")
+        (flags,) = re.findall(r'tools/run_matrix "\$WHEEL" (.*?) \|', workflow.replace("\\\n", " "))
+        flags = [flag.strip('"') for flag in flags.split()]
+        with tempfile.TemporaryDirectory() as directory:
+            arguments = [a.replace("$INDEX_URL", "https://example.invalid/nightly") for a in flags]
+            arguments[arguments.index("--json") + 1] = str(Path(directory, "results.json"))
+            process = subprocess.run([sys.executable, str(self.ROOT / "tools" / "run_matrix"), *arguments,
+                                      "--report-md"], capture_output=True, text=True, cwd=self.ROOT, timeout=120)
+        self.assertEqual(process.returncode, 0, process.stderr)
+        self.assertIn("--profile nightly", " ".join(flags))
+        self.assertIn('tools/record_fingerprints.py --compare "$WHEEL"', workflow)
+
+    def test_fingerprint_compare_says_what_moved(self) -> None:
+        import subprocess
+        import zipfile
+
+        import torch
+
+        release = Version(torch.__version__).base_version
+        source = (Path(torch.__file__).parent / "_inductor" / "select_algorithm.py").read_bytes()
+        with tempfile.TemporaryDirectory() as directory:
+            wheel = Path(directory, "torch-2.16.0.dev20261201+cpu-cp311-cp311-linux_x86_64.whl")
+            with zipfile.ZipFile(wheel, "w") as archive:
+                archive.writestr("torch/_inductor/select_algorithm.py", source)
+
+            def compare(*extra: str) -> subprocess.CompletedProcess:
+                return subprocess.run([sys.executable, str(self.ROOT / "tools" / "record_fingerprints.py"),
+                                       "--compare", str(wheel), *extra], capture_output=True, text=True, timeout=120)
+
+            from inductor_fix._fingerprints import RECORDED
+
+            if release in RECORDED:  # the installed torch's own source: nothing moved
+                same = compare("--against", release)
+                self.assertEqual(same.returncode, 0, same.stdout + same.stderr)
+                self.assertNotIn("MOVED", same.stdout)
+            older = min(RECORDED, key=lambda r: [int(x) for x in r.split(".")])
+            moved = compare("--against", older)
+        self.assertEqual(moved.returncode, 1, moved.stdout + moved.stderr)
+        self.assertRegex(moved.stdout, r"(MOVED|GONE)")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,11 @@ its source the way the package does at run time.
 
     pip download --no-deps torch==2.14.1 -d wheels/   # once per release
     python tools/record_fingerprints.py --write wheels/*.whl
+
+``--compare`` instead says, for each wheel (a nightly), which wrapped functions
+moved since a recorded release (``--against``, default the newest recorded):
+exit 1 if any differs or is gone, so a scheduled job fails loudly when the
+internals the patches were written for change.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from inductor_fix._fingerprints import fingerprint  # noqa: E402
+from inductor_fix._fingerprints import RECORDED, fingerprint  # noqa: E402
 from inductor_fix._patches import TARGETS  # noqa: E402
 
 SOURCE = "torch/_inductor/select_algorithm.py"
@@ -41,17 +46,45 @@ def method_sources(text: str) -> dict[str, str]:
 
 
 def release_from_wheel(path: Path) -> str:
-    match = re.match(r"torch-(\d+\.\d+\.\d+)", path.name)
+    match = re.match(r"torch-(\d+\.\d+\.\d+)", path.name)  # a dev build counts as its release
     if not match:
         raise SystemExit(f"not a torch wheel name: {path.name}")
     return match.group(1)
+
+
+def _release_key(release: str) -> list[int]:
+    return [int(part) for part in release.split(".")]
+
+
+def compare(wheels: list[Path], against: str) -> int:
+    """Print each target's fingerprint in each wheel next to ``against``'s; 1 if any moved."""
+    moved = 0
+    for wheel in wheels:
+        with zipfile.ZipFile(wheel) as archive:
+            sources = method_sources(archive.read(SOURCE).decode())
+        print(f"{wheel.name} against recorded torch {against}:")
+        for target in TARGETS:
+            recorded = RECORDED[against].get(target)
+            actual = fingerprint(sources[target]) if target in sources else None
+            verdict = "unchanged" if actual == recorded else "GONE" if actual is None else "MOVED"
+            moved += verdict != "unchanged"
+            print(f"  {target:<52} {verdict:<9} {actual or '-'} (recorded {recorded or '-'})")
+    if moved:
+        print(f"{moved} wrapped function(s) moved: check the patches still fit, then record the new release "
+              "(--write) once it is out")
+    return 1 if moved else 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("wheels", nargs="+", type=Path)
     parser.add_argument("--write", action="store_true", help=f"replace the table in {TABLE_FILE.name}")
+    parser.add_argument("--compare", action="store_true", help="compare with --against instead of printing the table")
+    parser.add_argument("--against", choices=sorted(RECORDED, key=_release_key), default=max(RECORDED, key=_release_key),
+                        help="recorded release to compare with (default: %(default)s)")
     args = parser.parse_args(argv)
+    if args.compare:
+        return compare(args.wheels, args.against)
     lines = ["RECORDED: dict[str, dict[str, str]] = {"]
     for wheel in sorted(args.wheels, key=lambda p: [int(x) for x in release_from_wheel(p).split(".")]):
         with zipfile.ZipFile(wheel) as archive:

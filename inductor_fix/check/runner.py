@@ -10,7 +10,12 @@ fresh ``TORCHINDUCTOR_CACHE_DIR``, and prints a verdict table.
 On a CUDA machine the kernels run for real and patched outputs are compared
 with eager. On a CPU-only machine the Triton-on-CPU harness
 (:mod:`inductor_fix.testing.harness`) runs the same Inductor code with launches
-replaced by an arity oracle. Exit status 1 if a patched case crashes, 2 if a case gives no result.
+replaced by an arity oracle.
+
+Output fits 100 columns: each distinct error is a numbered note under the table
+(the full text also in ``--json``). Exit status (:data:`EXIT_STATUS`): 0 every
+patched compile succeeded, 1 a patched compile crashed, 2 a case gave no result or
+check could not run.
 """
 
 from __future__ import annotations
@@ -21,13 +26,24 @@ import json
 import os
 import sys
 import tempfile
+import textwrap
+import warnings
 from typing import Any, Sequence
 
 from .case import RESULT_MARKER
 from .child import run_child
-from ..testing.workloads import orders_of, steps_of
+from .._patches import BENCHMARK_REALIGN, CACHE_KEY
+from ..testing.workloads import FLEX, orders_of, steps_of
 
-__all__ = ["Case", "run_check", "verdict"]
+__all__ = ["EXIT_STATUS", "Case", "run_check", "verdict"]
+
+#: Exit status -> meaning, as ``--help`` and README say it.
+EXIT_STATUS = {
+    0: "PASS: every patched compile succeeded",
+    1: "FAIL: a patched compile crashed - the fix did not hold on this torch (please report it)",
+    2: "ERROR: a case gave no result (timeout, a broken case process) or check could not run",
+}
+WIDTH = 100
 
 DEFAULT_OPS = ("bmm", "mm", "addmm", "baddbmm", "flex", "flex_decoding")
 SEQUENCE_LABELS = {"alias-first": "alias -> distinct", "distinct-first": "distinct -> alias",
@@ -61,19 +77,29 @@ class Case:
     #: counters["inductor_fix"] of the case process: did the arity guard have to act?
     guard: dict[str, int] = dataclasses.field(default_factory=dict)
 
-    @property
-    def cell(self) -> str:
+    #: Whether stock torch of this version has the bug this case shows (the patch table).
+    affected: bool = False
+
+    def outcome(self) -> str:
+        """One short phrase: ``ok``, ``crashed (expected)``, ``CRASHED``, ``timed out`` ..."""
         if self.failure:
-            return f"no result: {self.failure}"
+            return self.failure
         if self.ok:
-            extra = ""
-            errors = [s["max_rel_error"] for s in self.steps if s.get("max_rel_error") is not None]
-            if errors:
-                extra = f" (max rel err {max(errors):.1e})"
-            if any(self.guard.values()):
-                extra += " inductor_fix: " + ", ".join(f"{k} {v}" for k, v in sorted(self.guard.items()))
-            return "ok" + extra
-        return f"crash: {self.error}"
+            return "ok"
+        if self.mode == "stock":
+            return "crashed (expected)" if self.affected else "crashed (not expected on this torch)"
+        return "CRASHED"
+
+    def details(self) -> str:
+        """What an ok case measured: max relative error and what the fix did, short."""
+        errors = [s["max_rel_error"] for s in self.steps if s.get("max_rel_error") is not None]
+        parts = [f"err {max(errors):.1e}"] if errors else []
+        parts += [f"{key} {value}" for key, value in sorted(self.guard.items()) if value]
+        return ", ".join(parts)
+
+
+def _affected(op: str, torch_version: str) -> bool:
+    return (BENCHMARK_REALIGN if op in FLEX else CACHE_KEY).is_affected(torch_version)
 
 
 def _run_case(case: Case, timeout: float, threads: int | None) -> Case:
@@ -87,7 +113,7 @@ def _run_case(case: Case, timeout: float, threads: int | None) -> Case:
         command = [sys.executable, "-m", "inductor_fix.check.case", case.op, case.order, case.device]
         child = run_child(command, env, RESULT_MARKER, timeout)
     if child.result is None:
-        case.failure = child.failure if child.timed_out else f"case {child.failure}"
+        case.failure = child.failure if child.timed_out else f"no result: case {child.failure}"
         return case
     case.seconds, result = child.seconds, child.result
     case.state, case.steps, case.guard = result["state"], result["steps"], result["guard"]
@@ -97,19 +123,36 @@ def _run_case(case: Case, timeout: float, threads: int | None) -> Case:
     return case
 
 
-def _table(cases: list[Case]) -> str:
-    rows = [("op", "sequence", "stock", "patched")]
+def _table(cases: list[Case]) -> tuple[str, list[str]]:
+    """The verdict table, and the distinct errors its cells point to as ``[n]``."""
+    notes: list[str] = []
+
+    def cell(case: Case) -> str:
+        text = case.outcome()
+        if case.error and not case.ok:
+            if case.error not in notes:
+                notes.append(case.error)
+            text += f" [{notes.index(case.error) + 1}]"
+        details = case.details() if case.ok else ""
+        return f"{text} ({details})" if details else text
+
     by_key = {(c.op, c.order, c.mode): c for c in cases}
+    rows = [("op", "sequence", "stock", "patched")]
     for op, order in dict.fromkeys((c.op, c.order) for c in cases):
-        sequence = SEQUENCE_LABELS[order]
-        rows.append((op, sequence, by_key[op, order, "stock"].cell, by_key[op, order, "patched"].cell))
+        rows.append((op, SEQUENCE_LABELS[order], cell(by_key[op, order, "stock"]), cell(by_key[op, order, "patched"])))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = []
     for i, row in enumerate(rows):
-        lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[3])
+        line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[3]
+        lines.append(line if len(line) <= WIDTH else line[: WIDTH - 4] + " ...")  # whole in --json
         if i == 0:
             lines.append("  ".join("-" * w for w in widths) + "  " + "-" * 7)
-    return "\n".join(lines)
+    return "\n".join(lines), notes
+
+
+def _wrapped(text: str, indent: str = "") -> str:
+    return textwrap.fill(text, WIDTH, initial_indent=indent, subsequent_indent=" " * len(indent),
+                         break_long_words=True, break_on_hyphens=False)
 
 
 def run_check(
@@ -122,6 +165,8 @@ def run_check(
     """Run every case, print the table, return the exit status (0: all patched ok)."""
     import inductor_fix
 
+    # PyPI's triton has no CPU driver and says so at import; the harness needs none.
+    warnings.filterwarnings("ignore", message="Could not find an active CPU backend", category=UserWarning)
     try:
         import torch
     except ImportError:
@@ -147,17 +192,18 @@ def run_check(
     status = inductor_fix.status()
     print(f"inductor_fix check: torch {status.torch_version}, triton {status.triton_version}, device {device}")
     if device == "cpu":
-        print(HARNESS_NOTE)
+        print(_wrapped(HARNESS_NOTE))
     else:
         print(f"CUDA: {torch.cuda.get_device_name()}; kernels run for real, patched outputs compared with eager.")
-    cases = [Case(op, order, mode, device) for op in ops for order in orders_of(op) for mode in MODES]
+    cases = [Case(op, order, mode, device, affected=_affected(op, str(status.torch_version)))
+             for op in ops for order in orders_of(op) for mode in MODES]
     print(f"running {len(cases)} cases, {jobs} at a time, each in a fresh process and Inductor cache ...", flush=True)
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = [pool.submit(_run_case, case, timeout, threads) for case in cases]
         for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
             case = future.result()
-            outcome = "ok" if case.ok else "crash"
-            print(f"  [{done}/{len(cases)}] {case.op} {case.order} {case.mode}: {outcome} ({case.seconds:.1f} s)", flush=True)
+            took = "" if case.failure else f" in {case.seconds:.1f} s"
+            print(f"  [{done}/{len(cases)}] {case.op} {case.order} {case.mode}: {case.outcome()}{took}", flush=True)
     text, exit_status = verdict(cases)
     print()
     print(text)
@@ -179,19 +225,17 @@ def verdict(cases: list[Case]) -> tuple[str, int]:
     crashed = [c for c in patched if c.error]
     no_result = [c for c in cases if c.failure]
     states = ", ".join(sorted({c.state for c in patched if c.state})) or "unknown"
-    lines = [
-        _table(cases),
+    table, notes = _table(cases)
+    lines = [table, ""]
+    lines += [_wrapped(note, f"[{number}] ") for number, note in enumerate(notes, 1)]
+    lines += [
         "",
-        f"stock:   crashed in {sum(bool(c.error) for c in stock)}/{len(stock)} cases",
+        f"stock:   crashed in {sum(bool(c.error) for c in stock)}/{len(stock)} cases "
+        f"({sum(c.affected for c in stock)} expected to on this torch)",
         f"patched: ok in {sum(c.ok for c in patched)}/{len(patched)} cases (inductor_fix state: {states})",
     ]
-    if crashed:
-        lines.append("verdict: FAIL - a patched compile crashed: the fix did not hold")
-        status = 1
-    elif no_result:
-        lines.append(f"verdict: ERROR - {len(no_result)} case(s) gave no result (see 'no result' cells)")
-        status = 2
-    else:
-        lines.append("verdict: PASS - patched compiles never crashed")
-        status = 0
+    status = 1 if crashed else 2 if no_result else 0
+    reason = {0: "patched compiles never crashed", 1: "a patched compile crashed: the fix did not hold",
+              2: f"{len(no_result)} case(s) gave no result"}[status]
+    lines.append(f"verdict: {EXIT_STATUS[status].split(':')[0]} - {reason} (exit {status})")
     return "\n".join(lines), status

@@ -5,6 +5,6 @@
 - :mod:`matrix_lib.results` - the JSON results file (also the resume state), table and markdown.
 
 Importable with ``tools/`` and the project root on ``sys.path`` (the expectations read
-the affected range from ``inductor_fix``'s patch table; a test checking README's table
+the affected range from ``inductor_fix``'s patch table; a test checking docs/matrix.md
 does ``from matrix_lib.results import load, markdown``).
 """

@@ -1,28 +1,80 @@
 """What the version matrix expects of each torch release, and how a release's results are judged.
 
-The bug (pytorch/pytorch#188069) is in stock torch 2.9.0 up to, not including,
-2.15.0, which has the upstream fix (PR #188268). So the CPU property suite must
-fail on stock (pytest exit 1) in that range and pass from 2.15.0 on; with the
-monkeypatch or with a diff from ``patches/`` it must pass everywhere. 2.8.x
-ships the cache switched off, so its stock passes too.
+Two property suites run on each release, each three ways (stock, patched,
+diff-applied). Each suite belongs to the patch whose bug it finds, and that
+patch's ``affected`` specifier in ``inductor_fix._patches`` is the expectation:
+stock must fail (pytest exit 1) inside it and pass outside it; patched and
+diff-applied must pass everywhere.
+
+- matmul (``TestArityProperties``): the codegen-cache key, pytorch/pytorch#188069,
+  fixed in 2.15.0 by PR #188268. 2.8.x ships the cache switched off, so its
+  stock passes; the ``codegen-cache`` variant (``2.8.0@codegen-cache``) switches
+  it on, and then 2.8.x is affected too.
+- flex (``TestFlexProperties``): the benchmark realignment, pytorch/pytorch#194515,
+  fixed for flex forward and decoding in 2.15.0 by PR #194555.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from inductor_fix import _versions
-from inductor_fix._patches import CACHE_KEY
+from inductor_fix._patches import BENCHMARK_REALIGN, CACHE_KEY, Patch
 
 PASS, FAIL, ERROR, NOT_APPLICABLE = "PASS", "FAIL", "ERROR", "n/a"
-#: The three runs of the suite, in the order they run, and their column titles.
-PHASES = {"stock": "stock", "patched": "patched", "diff": "diff-applied"}
-#: [first affected, first fixed) for stock: the bounds of the patch table's range.
-_BOUNDS = {spec.operator: Version(spec.version) for spec in SpecifierSet(CACHE_KEY.affected)}
-AFFECTED = (_BOUNDS[">="], _BOUNDS["<"])
 #: Outcomes a rerun keeps (an ERROR may be transient, so it runs again).
 CONCLUSIVE = (PASS, FAIL, NOT_APPLICABLE)
+
+
+class Suite(NamedTuple):
+    test_filter: str  # pytest -k of test/test_properties.py
+    patch: Patch  # whose ``affected`` range stock must fail in
+
+
+SUITES = {"matmul": Suite("TestArityProperties", CACHE_KEY), "flex": Suite("TestFlexProperties", BENCHMARK_REALIGN)}
+MODES = {"stock": "stock", "patched": "patched", "diff": "diff-applied"}
+#: Every phase, in the order they run, and its column title. The matmul suite's
+#: phases keep their first names (results stored before the flex suite existed).
+PHASES = {
+    (mode if suite == "matmul" else f"{suite}-{mode}"): f"{suite} {title}"
+    for suite in SUITES for mode, title in MODES.items()
+}
+
+#: Every release from PyPI a user can be on (docs/matrix.md): <= 2.7 as its last, 2.8.x both
+#: ways (the codegen cache ships off), then every release up to the first fixed one.
+RELEASES = ("2.7.1", "2.8.0", "2.8.0@codegen-cache", "2.9.0", "2.9.1", "2.10.0", "2.11.0", "2.12.0", "2.12.1",
+            "2.13.0", "2.14.0", "2.14.1", "2.15.0")
+
+#: Inductor settings a spec may add after ``@``, and the environment variable the test
+#: suite reads them from (see ``test/conftest.py``).
+VARIANTS = {"codegen-cache": {"INDUCTOR_FIX_TEST_CODEGEN_CACHE": "1"}}
+
+#: [first affected, first fixed) of the matmul suite's stock: the bounds of the table's range.
+_BOUNDS = {spec.operator: Version(spec.version) for spec in SpecifierSet(CACHE_KEY.affected)}
+AFFECTED = (_BOUNDS[">="], _BOUNDS["<"])
+
+
+def split_spec(spec: str) -> tuple[str, str | None]:
+    """``"2.8.0@codegen-cache"`` -> ``("2.8.0", "codegen-cache")``; a spec without a known
+    variant after its last ``@`` is returned whole. ValueError for an unknown variant name
+    after a release number."""
+    torch_spec, at, variant = spec.rpartition("@")
+    if not at or "/" in variant:
+        return spec, None
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r} in {spec!r}; known: {', '.join(VARIANTS)}")
+    return torch_spec, variant
+
+
+def suite_of(phase: str) -> str:
+    return phase.split("-")[0] if "-" in phase else "matmul"
+
+
+def mode_of(phase: str) -> str:
+    return phase.split("-")[-1]
 
 
 def release_of(torch_version: str) -> Version:
@@ -31,13 +83,18 @@ def release_of(torch_version: str) -> Version:
     return Version(_versions.release_of(torch_version))
 
 
-def is_affected(torch_version: str) -> bool:
-    return CACHE_KEY.is_affected(torch_version)
+def is_affected(suite: str, torch_version: str, variant: str | None = None) -> bool:
+    """Whether stock ``torch_version`` has the bug ``suite`` finds (with ``variant``'s settings)."""
+    patch = SUITES[suite].patch
+    if patch is CACHE_KEY and variant == "codegen-cache":  # the cache exists from 2.8.0, off by default
+        return release_of(torch_version) in SpecifierSet(f">={_versions.CACHE_ADDED},<{AFFECTED[1]}")
+    return patch.is_affected(torch_version)
 
 
-def expected(phase: str, torch_version: str) -> str:
+def expected(phase: str, torch_version: str, variant: str | None = None) -> str:
     """The outcome ``phase`` must have on ``torch_version``: FAIL for stock on an affected release."""
-    return FAIL if phase == "stock" and is_affected(torch_version) else PASS
+    affected = mode_of(phase) == "stock" and is_affected(suite_of(phase), torch_version, variant)
+    return FAIL if affected else PASS
 
 
 def outcome(exit_status: int) -> str:
@@ -51,12 +108,19 @@ def agrees(result: dict) -> bool:
     return result["outcome"] == result["expected"] or result["outcome"] == NOT_APPLICABLE
 
 
+#: ``inductor-fix status`` states that mean the release is protected.
+PROTECTED = ("applied", "not-needed")
+
+
 def verdict(entry: dict) -> str:
-    """One word for a release: ``ok``, ``ERROR`` (install or run broke), ``MISMATCH``
-    (an outcome contradicts its expectation) or ``incomplete`` (phases not run yet)."""
+    """One word for a release: ``ok``, ``ERROR`` (install or run broke), ``UNPROTECTED``
+    (the package's status there is not applied or not-needed: its internals moved),
+    ``MISMATCH`` (an outcome contradicts its expectation) or ``incomplete``."""
     results = [entry["phases"].get(phase) for phase in PHASES]
     if entry.get("error") or any(r and r["outcome"] == ERROR for r in results):
         return "ERROR"
+    if entry.get("fix_state") not in (None, *PROTECTED):
+        return "UNPROTECTED"
     if any(r and not agrees(r) for r in results):
         return "MISMATCH"
     if not all(results):

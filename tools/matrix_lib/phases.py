@@ -1,10 +1,10 @@
-"""Run the CPU property suite in one torch venv: stock, patched (monkeypatch), diff-applied.
+"""Run the CPU property suites in one torch venv: stock, patched (monkeypatch), diff-applied.
 
 Every phase runs, from the project root with the venv's python::
 
-    [INDUCTOR_FIX_DISABLE=1] python -m pytest -q -p no:cacheprovider test/test_properties.py -k TestArityProperties
+    [INDUCTOR_FIX_DISABLE=1] python -m pytest -q -p no:cacheprovider test/test_properties.py -k <suite's tests>
 
-with ``INDUCTOR_FIX_HYPOTHESIS_MAX_EXAMPLES`` bounding the generated examples
+(:data:`expectations.SUITES`), with ``INDUCTOR_FIX_HYPOTHESIS_MAX_EXAMPLES`` bounding the generated examples
 (the pinned ``@example`` regressions always run). Each starts and ends with
 the torch files the patches touch restored from their pristine copies, and
 the diff phase applies the release's patches from ``patches/`` in between.
@@ -32,10 +32,16 @@ from . import expectations as ex
 TOOLS = Path(__file__).resolve().parents[1]
 PROJECT = TOOLS.parent
 PATCHES = PROJECT / "patches"
-SUITE = ("test/test_properties.py", "-k", "TestArityProperties")
-PYTEST = ("-m", "pytest", "-q", "-p", "no:cacheprovider", *SUITE)
-#: The suite as results and README show it; each phase sets its own INDUCTOR_FIX_* variables.
-SUITE_COMMAND = "python " + shlex.join(PYTEST)
+PYTEST = ("-m", "pytest", "-q", "-p", "no:cacheprovider", "test/test_properties.py", "-k")
+
+
+def pytest_arguments(phase: str) -> tuple[str, ...]:
+    """The venv python's arguments for ``phase``'s suite."""
+    return (*PYTEST, ex.SUITES[ex.suite_of(phase)].test_filter)
+
+
+#: The suites as results and docs/matrix.md show them; each phase sets its own INDUCTOR_FIX_* variables.
+SUITE_COMMAND = " / ".join("python " + shlex.join(pytest_arguments(p)) for p in ex.PHASES if ex.mode_of(p) == "stock")
 
 
 def check_patches():
@@ -143,11 +149,17 @@ def apply_patches(site_packages: Path, git_version: str, release: str) -> list[d
 # --- one phase ------------------------------------------------------------------
 
 
-def suite_environment(disable: bool, max_examples: int) -> dict[str, str]:
-    """This process's environment for a phase: INDUCTOR_FIX_* only as the phase sets them,
-    so a variable left in the caller's shell cannot change what a phase means."""
+def suite_environment(disable: bool, max_examples: int, variant: str | None = None,
+                      profile: str | None = None) -> dict[str, str]:
+    """This process's environment for a phase: INDUCTOR_FIX_* only as the phase and the
+    spec's variant set them, so a variable left in the caller's shell cannot change what
+    a phase means."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith("INDUCTOR_FIX_")}
-    environment["INDUCTOR_FIX_HYPOTHESIS_MAX_EXAMPLES"] = str(max_examples)
+    environment.update(ex.VARIANTS.get(variant, {}) if variant else {})
+    if profile:
+        environment["INDUCTOR_FIX_HYPOTHESIS_PROFILE"] = profile
+    if max_examples:  # 0: the profile's own count
+        environment["INDUCTOR_FIX_HYPOTHESIS_MAX_EXAMPLES"] = str(max_examples)
     environment["PYTHONUNBUFFERED"] = "1"  # pytest's progress reaches the log as it happens
     if disable:
         environment["INDUCTOR_FIX_DISABLE"] = "1"
@@ -161,15 +173,15 @@ def _progress(log: Path) -> str:
     return f"{len(marks)} test(s) finished" + (f", {failed} failed" if failed else "") if marks else "no test finished yet"
 
 
-def run_pytest(env, log: Path, environment: dict[str, str], *, timeout: float, every: float,
-               say: Callable[[str], None]) -> tuple[int | None, float]:
+def run_pytest(env, arguments: tuple[str, ...], log: Path, environment: dict[str, str], *, timeout: float,
+               every: float, say: Callable[[str], None]) -> tuple[int | None, float]:
     """The suite in ``env``, output to ``log``; (exit status or None on timeout, seconds).
 
     Says the elapsed time and progress every ``every`` seconds. pytest runs in its
     own process group (the package's one child runner) so a timeout or Ctrl-C ends it
     and its compile workers.
     """
-    return run_logged([str(env.python), *PYTEST], environment, log, cwd=PROJECT, timeout=timeout, every=every,
+    return run_logged([str(env.python), *arguments], environment, log, cwd=PROJECT, timeout=timeout, every=every,
                       progress=lambda seconds: say(f"{elapsed(seconds)} elapsed, {_progress(log)}"))
 
 
@@ -192,24 +204,27 @@ def elapsed(seconds: float) -> str:
 
 
 def run_phase(phase: str, env, info: dict, log: Path, *, max_examples: int, timeout: float,
-              every: float, say: Callable[[str], None]) -> dict:
+              every: float, say: Callable[[str], None], variant: str | None = None,
+              profile: str | None = None) -> dict:
     """One phase's result (see :func:`summarize`), plus ``patches`` for the diff phase.
 
     Raises RuntimeError where the venv's torch files cannot be made pristine, or
     a patch made for this build does not apply.
     """
-    environment = suite_environment(disable=phase != "patched", max_examples=max_examples)
+    mode = ex.mode_of(phase)
+    environment = suite_environment(disable=mode != "patched", max_examples=max_examples, variant=variant,
+                                    profile=profile)
     with pristine(env) as site_packages:
         patches = []
-        if phase == "diff":
+        if mode == "diff":
             patches = apply_patches(site_packages, info["git_version"], str(ex.release_of(info["torch"])))
             if not patches:
                 return {"outcome": ex.NOT_APPLICABLE, "summary": "no patch in patches/ applies to this build",
                         "patches": []}
             say("applied " + ", ".join(p["patch"] for p in patches))
-        status, seconds = run_pytest(env, log, environment, timeout=timeout, every=every, say=say)
+        status, seconds = run_pytest(env, pytest_arguments(phase), log, environment, timeout=timeout, every=every, say=say)
     result = summarize(log, status)
     result.update(seconds=round(seconds, 1), log=shown(log))
-    if phase == "diff":
+    if mode == "diff":
         result["patches"] = patches
     return result

@@ -3,16 +3,17 @@
 Layout (``docs/matrix/results.json`` by default)::
 
     {"date", "command", "suite", "expectation", "host", "results_file",  # of the last run
-     "releases": [{"spec", "release", "torch", "git_version", "triton", "python", "host",
-                   "max_examples", "project", "commands", "install_seconds", "error", "expected",
-                   "phases": {"stock" | "patched" | "diff": {"outcome", "expected", "exit",
+     "releases": [{"spec", "release", "torch", "git_version", "triton", "python", "host", "variant",
+                   "fix_state", "max_examples", "project", "commands", "install_seconds", "error",
+                   "expected",
+                   "phases": {<expectations.PHASES key>: {"outcome", "expected", "exit",
                               "summary", "failed", "first_error", "seconds", "log",
                               "finished", "project", ["patches"]}},
                    "verdict", "seconds", "date"}]}
 
 It is written after every phase, so an interrupted run loses at most the phase
 in progress. :func:`table` and :func:`markdown` read nothing but this data, so a
-test can re-render README's section from the JSON and compare.
+test can re-render docs/matrix.md from the JSON and compare.
 """
 
 from __future__ import annotations
@@ -88,21 +89,24 @@ def _patch_name(path: str) -> str:
 
 
 def _cell(entry: dict, phase: str) -> str:
+    """The outcome, the patches a diff phase applied, and the expectation where it differs."""
     result = entry["phases"].get(phase)
     if result is None:
         return "-"
-    patches = result.get("patches")
-    if patches:
-        return f"{result['outcome']} ({', '.join(_patch_name(p['patch']) for p in patches)})"
-    return result["outcome"]
+    cell = result["outcome"]
+    if result.get("patches"):
+        cell += f" ({', '.join(_patch_name(p['patch']) for p in result['patches'])})"
+    if not ex.agrees(result):
+        cell += f" (expected {result['expected']})"
+    return cell
 
 
-def _expected(entry: dict) -> str:
-    expected = entry.get("expected")
-    return "/".join(expected[phase] for phase in ex.PHASES) if expected else "-"
+def _name(entry: dict) -> str:
+    name = entry.get("release") or entry["spec"]
+    return f"{name} (codegen cache on)" if entry.get("variant") == "codegen-cache" else name
 
 
-COLUMNS = ("release", "torch", "triton", *ex.PHASES.values(), "expected", "verdict", "seconds")
+COLUMNS = ("release", "torch", "triton", "fix state", *ex.PHASES.values(), "verdict", "seconds")
 
 
 def _entries(data: dict, specs: list[str] | None) -> list[dict]:
@@ -116,11 +120,11 @@ def rows(data: dict, specs: list[str] | None = None) -> list[tuple[str, ...]]:
     """One row per release of :func:`_entries`."""
     return [
         (
-            entry.get("release") or entry["spec"],
+            _name(entry),
             entry.get("torch", "-"),
             entry.get("triton", "-"),
+            entry.get("fix_state", "-"),
             *(_cell(entry, phase) for phase in ex.PHASES),
-            _expected(entry),
             entry.get("verdict", "incomplete"),
             f"{entry.get('seconds', 0):.0f}",
         )
@@ -135,7 +139,7 @@ def table(data: dict, specs: list[str] | None = None) -> str:
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in [COLUMNS, *body]]
     lines.insert(1, "  ".join("-" * width for width in widths))
     for entry in _entries(data, specs):
-        name = entry.get("release") or entry["spec"]
+        name = _name(entry)
         if entry.get("error"):
             lines.append(f"{name}: ERROR: {entry['error']}")
         for phase, result in entry["phases"].items():
@@ -154,7 +158,7 @@ def _host(host: dict) -> str:
 
 
 def markdown(data: dict) -> str:
-    """The README section: what was run, when, on what, the exact commands, and the table."""
+    """docs/matrix.md: what was run, when, on what, the exact commands, and the table."""
     entries = _entries(data, None)
     dates = sorted({e["date"] for e in entries if e.get("date")})
     pythons = sorted({e["python"] for e in entries if e.get("python")})
@@ -163,16 +167,22 @@ def markdown(data: dict) -> str:
     hosts = list(dict.fromkeys(_host(e.get("host") or data.get("host") or {}) for e in entries))
     when = " to ".join(dict.fromkeys([dates[0], dates[-1]])) if dates else "(not run)"
     lines = [
-        "## Version matrix",
+        "# Version matrix",
         "",
-        f"The CPU property suite (`{data.get('suite', '')}`, on the CPU harness) on each release, three ways: "
-        "**stock** (`INDUCTOR_FIX_DISABLE=1`), **patched** (the monkeypatch: the tests' conftest imports "
-        "`inductor_fix`) and **diff-applied** (the release's patch from [`patches/`](patches/README.md) "
-        f"applied to the installed torch, `INDUCTOR_FIX_DISABLE=1`). Expected: {data.get('expectation', '')}.",
+        "Two CPU property suites (on the CPU harness) on each release: the matmul suite "
+        "(`TestArityProperties`, pytorch/pytorch#188069) and the FlexAttention suite (`TestFlexProperties`, "
+        "#194515), each three ways: **stock** (`INDUCTOR_FIX_DISABLE=1`), **patched** (the monkeypatch: the "
+        "tests' conftest imports `inductor_fix`) and **diff-applied** (the release's patches from "
+        "[`patches/`](../patches/README.md) applied to the installed torch, `INDUCTOR_FIX_DISABLE=1`). "
+        "**fix state** is what `python -m inductor_fix status` says on that release. "
+        f"Expected: {data.get('expectation', '')}.",
+        "",
+        f"Suites: `{data.get('suite', '')}`.",
         "",
         f"Run {when} ({'; '.join(hosts) or '?'}, Python {', '.join(pythons) or '?'}) "
         f"with at most {', '.join(map(str, examples)) or '?'} generated examples per test "
-        "(`INDUCTOR_FIX_HYPOTHESIS_MAX_EXAMPLES`) plus the pinned regressions; seconds are the three runs together:",
+        "(`INDUCTOR_FIX_HYPOTHESIS_MAX_EXAMPLES`) plus the pinned regressions; seconds are all runs of a "
+        "release together:",
         "",
         "```sh",
         *commands,

@@ -1,0 +1,1 @@
+"""The folder ``inductor-fix run`` puts first on ``PYTHONPATH``; see ``sitecustomize.py`` here."""

@@ -1,0 +1,55 @@
+"""``inductor-fix run -- CMD ...``: run a command with the fix active in all its Python processes.
+
+The command runs with this package's start-up folder (``inductor_fix/_bootstrap``)
+first on ``PYTHONPATH``; its ``sitecustomize`` imports ``inductor_fix`` in every Python
+process that inherits the variable, then chains any ``sitecustomize`` that was there
+before. Nothing installed is edited, and a process started without the variable
+(``env -i``, a scrubbed environment) runs stock torch. ``INDUCTOR_FIX_DISABLE``
+passes through unchanged, so it still switches patches off in each process. The
+same mechanism as ``opentelemetry-instrument`` and ``ddtrace-run``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from typing import Mapping, NoReturn, Sequence
+
+__all__ = ["BOOTSTRAP", "LaunchError", "environment", "run"]
+
+#: The folder put first on PYTHONPATH; it holds only the start-up hook.
+BOOTSTRAP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bootstrap")
+
+
+class LaunchError(Exception):
+    """The command cannot be started (empty, or not found on ``PATH``); nothing ran."""
+
+
+def environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default ``os.environ``) with :data:`BOOTSTRAP` first on ``PYTHONPATH``,
+    once, the entries that were there kept in order."""
+    env = dict(os.environ if base is None else base)
+    entries = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry and entry != BOOTSTRAP]
+    env["PYTHONPATH"] = os.pathsep.join([BOOTSTRAP, *entries])
+    return env
+
+
+def run(command: Sequence[str]) -> NoReturn | int:
+    """Replace this process by ``command`` (POSIX ``exec``: signals and exit status are the
+    command's own); on Windows, run it and return its exit status.
+
+    Raises LaunchError if ``command`` is empty or its program is not on ``PATH``.
+    """
+    if not command:
+        raise LaunchError("no command given: inductor-fix run -- CMD [ARGS ...]")
+    env = environment()
+    program = shutil.which(command[0], path=env.get("PATH"))
+    if program is None:
+        raise LaunchError(f"command not found: {command[0]}")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "nt":
+        return subprocess.call([program, *command[1:]], env=env)
+    os.execve(program, list(command), env)

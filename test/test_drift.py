@@ -1,0 +1,51 @@
+"""Drift drill: the next nightly's internals faked the way they usually move.
+
+A user of that nightly must see each patch applied where it still fits, and
+``unsupported`` with a one-line reason (warned once, no exception) where it does
+not, the other patches still applied. Each drill runs in a fresh process
+(:mod:`inductor_fix.testing.drift`); ``python -m inductor_fix.testing.drift``
+prints the same as a table.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from inductor_fix.testing import drift
+from torch._inductor.test_case import TestCase, run_tests
+from torch.testing._internal.common_utils import instantiate_parametrized_tests, parametrize
+
+
+@instantiate_parametrized_tests
+class TestDriftDrill(TestCase):
+    @parametrize("name", list(drift.DRILLS))
+    def test_drill(self, name: str) -> None:
+        result = drift.run(name)
+        self.assertNotIn("error", result, result)
+        self.assertEqual(result["torch_version"], drift.NIGHTLY)
+        states = tuple(patch["state"] for patch in result["patches"])
+        self.assertEqual(states, drift.EXPECTED[name], result)
+        unsupported = [patch for patch in result["patches"] if patch["state"] == "unsupported"]
+        self.assertEqual(result["protected"], not unsupported)
+        for patch in unsupported:
+            self.assertNotIn("\n", patch["reason"])
+            warned = [w for w in result["warnings"] if f"{patch['name']} patch not applied: {patch['reason']}" in w]
+            self.assertEqual(len(warned), 1, result["warnings"])  # once, with the reason
+        if not unsupported:
+            self.assertEqual(result["warnings"], [])
+
+    def test_table_command(self) -> None:
+        process = subprocess.run([sys.executable, "-m", "inductor_fix.testing.drift", "stock", "renamed-class"],
+                                 capture_output=True, text=True, timeout=600)
+        self.assertEqual(process.returncode, 0, process.stdout + process.stderr)
+        self.assertIn("renamed-class: unsupported, protected False (as expected)", process.stdout)
+        self.assertIn("select_algorithm.TritonTemplateCaller is missing", process.stdout)
+        bad = subprocess.run([sys.executable, "-m", "inductor_fix.testing.drift", "no-such-drill"],
+                             capture_output=True, text=True, timeout=60)
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("unknown drill(s) no-such-drill", bad.stderr)
+
+
+if __name__ == "__main__":
+    run_tests()

@@ -1,0 +1,194 @@
+"""``inductor-fix run -- CMD``: the fix in every Python process of a command nobody edited.
+
+Each script here is an ordinary program: it never imports ``inductor_fix`` before it
+asks whether the fix is there (``"inductor_fix" in sys.modules``). Negative controls:
+the same script under plain ``python`` has no fix, and under ``run`` with
+``INDUCTOR_FIX_DISABLE=1`` the harness compile crashes on affected releases.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+from helpers import AFFECTED
+
+from inductor_fix.launcher import BOOTSTRAP, environment
+from torch._inductor.test_case import TestCase, run_tests
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Prints whether the fix was imported before the script's first line, and its state.
+PROBE = """
+import json, sys
+active = "inductor_fix" in sys.modules
+import torch._inductor.select_algorithm
+state = str(sys.modules["inductor_fix"].status().state) if active else None
+print("PROBE " + json.dumps({"active": active, "state": state}), flush=True)
+"""
+
+
+def _environment(**overrides: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INDUCTOR_FIX_") and k != "PYTHONPATH"}
+    return {**env, **overrides}
+
+
+def _probes(output: str) -> list[dict]:
+    return [json.loads(line.split(" ", 1)[1]) for line in output.splitlines() if line.startswith("PROBE ")]
+
+
+class TestRun(TestCase):
+    def setUp(self) -> None:
+        super().setUp()
+        self.directory = Path(tempfile.mkdtemp(prefix="inductor_fix_run_"))
+        self.addCleanup(shutil.rmtree, self.directory, ignore_errors=True)
+
+    def _script(self, name: str, code: str) -> str:
+        path = self.directory / name
+        path.write_text(textwrap.dedent(code))
+        return str(path)
+
+    def _run(self, *command: str, launcher: tuple[str, ...] | None = None, timeout: float = 600,
+             **env: str) -> subprocess.CompletedProcess:
+        launcher = (sys.executable, "-m", "inductor_fix", "run", "--") if launcher is None else launcher
+        return subprocess.run([*launcher, *command], capture_output=True, text=True, timeout=timeout,
+                              cwd=self.directory, env=_environment(**env))
+
+    def test_script_gets_the_fix_without_importing_it(self) -> None:
+        script = self._script("probe.py", PROBE)
+        launched = self._run(sys.executable, script)
+        self.assertEqual(launched.returncode, 0, launched.stderr)
+        (probe,) = _probes(launched.stdout)
+        self.assertTrue(probe["active"], launched.stderr)
+        self.assertEqual(probe["state"], "applied" if AFFECTED else probe["state"])
+        self.assertIn(probe["state"], ("applied", "not-needed"))
+        plain = self._run(sys.executable, script, launcher=())  # negative control
+        self.assertEqual(_probes(plain.stdout), [{"active": False, "state": None}], plain.stderr)
+
+    def test_child_obeys_disable(self) -> None:
+        script = self._script("probe.py", PROBE)
+        launched = self._run(sys.executable, script, INDUCTOR_FIX_DISABLE="1")
+        self.assertEqual(_probes(launched.stdout), [{"active": True, "state": "disabled"}], launched.stderr)
+
+    def test_console_script_and_exit_status(self) -> None:
+        console = Path(sys.executable).with_name("inductor-fix")
+        self.assertTrue(console.exists(), f"{console}: the package is installed without its console script")
+        launched = self._run(sys.executable, "-c", "import sys; sys.exit(3)", launcher=(str(console), "run", "--"))
+        self.assertEqual(launched.returncode, 3, launched.stderr)  # the command's own status
+        missing = self._run("no-such-command-here", launcher=(str(console), "run", "--"))
+        self.assertEqual(missing.returncode, 127)
+        self.assertIn("command not found: no-such-command-here", missing.stderr)
+        empty = self._run(launcher=(str(console), "run"))
+        self.assertEqual(empty.returncode, 2)
+        self.assertIn("usage: inductor-fix run -- CMD", empty.stderr)
+
+    def test_existing_sitecustomize_still_runs(self) -> None:
+        theirs = self.directory / "theirs"
+        theirs.mkdir()
+        (theirs / "sitecustomize.py").write_text("import os\nos.environ['THEIR_SITECUSTOMIZE'] = 'ran'\n")
+        script = self._script("probe.py", PROBE + "import os; print('THEIRS', os.environ.get('THEIR_SITECUSTOMIZE'))\n")
+        launched = self._run(sys.executable, script, PYTHONPATH=str(theirs))
+        self.assertIn("THEIRS ran", launched.stdout, launched.stderr)
+        self.assertTrue(_probes(launched.stdout)[0]["active"], launched.stderr)
+        self.assertEqual(environment({"PYTHONPATH": os.pathsep.join([BOOTSTRAP, "a"])})["PYTHONPATH"],
+                         os.pathsep.join([BOOTSTRAP, "a"]))  # never put twice
+
+    def test_multiprocessing_and_inductor_worker_children(self) -> None:
+        script = self._script("children.py", """
+            import multiprocessing, subprocess, sys
+
+            def active():
+                return "inductor_fix" in sys.modules
+
+            if __name__ == "__main__":
+                with multiprocessing.get_context("spawn").Pool(1) as pool:
+                    print("SPAWN", pool.apply(active))
+                # The environment Inductor gives its compile and autotune worker processes.
+                from torch._inductor.utils import python_subprocess_env
+                code = "import sys; print('inductor_fix' in sys.modules)"
+                worker = subprocess.run([sys.executable, "-c", code], env=python_subprocess_env(),
+                                        capture_output=True, text=True)
+                print("WORKER", worker.stdout.strip())
+        """)
+        launched = self._run(sys.executable, script)
+        self.assertIn("SPAWN True", launched.stdout, launched.stderr)
+        self.assertIn("WORKER True", launched.stdout, launched.stderr)
+
+    def test_torchrun_every_rank_has_the_fix(self) -> None:
+        torchrun = Path(sys.executable).with_name("torchrun")
+        runner = (str(torchrun),) if torchrun.exists() else (sys.executable, "-m", "torch.distributed.run")
+        script = self._script("ranks.py", """
+            import json, sys
+            active = "inductor_fix" in sys.modules
+            import torch
+            import torch.distributed as dist
+            dist.init_process_group("gloo")
+            total = torch.ones(1)
+            dist.all_reduce(total)
+            import torch._inductor.select_algorithm
+            state = str(sys.modules["inductor_fix"].status().state) if active else None
+            print("RANK " + json.dumps([dist.get_rank(), active, state, int(total.item())]), flush=True)
+            dist.destroy_process_group()
+        """)
+        launched = self._run(*runner, "--standalone", "--nproc-per-node", "2", script, timeout=300)
+        self.assertEqual(launched.returncode, 0, launched.stdout + launched.stderr)
+        ranks = sorted(json.loads(line[5:]) for line in launched.stdout.splitlines() if line.startswith("RANK "))
+        self.assertEqual([rank[:2] + rank[3:] for rank in ranks], [[0, True, 2], [1, True, 2]], launched.stdout)
+        self.assertEqual({rank[2] for rank in ranks} & {"applied", "not-needed"}, {ranks[0][2]})
+
+    def test_harness_compile_through_run(self) -> None:
+        # The crashing two-compile matmul sequence; the script imports the harness only after
+        # recording that the fix was already there.
+        script = self._script("compile.py", """
+            import json, sys
+            active = "inductor_fix" in sys.modules
+            from inductor_fix.testing.harness import triton_cpu_harness
+            from inductor_fix.testing.workloads import run_sequence
+            with triton_cpu_harness():
+                steps = run_sequence("mm", "alias-first", "cpu", compare=False)
+            state = str(sys.modules["inductor_fix"].status().state)
+            print("PROBE " + json.dumps({"active": active, "state": state, "errors": [s.error for s in steps]}))
+        """)
+        launched = self._run(sys.executable, script)
+        (fixed,) = _probes(launched.stdout) or [launched.stderr]
+        self.assertEqual((fixed["active"], fixed["errors"]), (True, [None, None]), fixed)
+        stock = self._run(sys.executable, script, INDUCTOR_FIX_DISABLE="1")  # negative control
+        (unfixed,) = _probes(stock.stdout) or [stock.stderr]
+        self.assertEqual((unfixed["active"], unfixed["state"]), (True, "disabled"), unfixed)
+        if AFFECTED:
+            self.assertRegex(str(unfixed["errors"][1]), r"TypeError", unfixed)
+
+
+class TestStatusRequire(TestCase):
+    def _status(self, *args: str, **env: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "inductor_fix", "status", *args], capture_output=True,
+                              text=True, timeout=300, cwd=ROOT, env=_environment(**env))
+
+    def test_protected_exits_zero(self) -> None:
+        result = self._status("--require", "protected")
+        self.assertEqual(result.returncode, 0, result.stderr)
+
+    def test_not_protected_exits_one_with_reason(self) -> None:
+        for args, env, state in ((("--require", "protected"), {"INDUCTOR_FIX_DISABLE": "1"}, "disabled"),
+                                 (("--require", "protected", "--no-load"), {}, "pending")):
+            result = self._status(*args, **env)
+            self.assertEqual(result.returncode, 1, (args, env, result.stdout))
+            self.assertIn(f"required protected, but {state}", result.stderr)
+
+    def test_bad_requirement_is_a_usage_error(self) -> None:
+        result = self._status("--require", "safe")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("invalid choice: 'safe'", result.stderr)
+
+    def test_lines_fit_100_columns(self) -> None:
+        result = self._status()
+        self.assertLessEqual(max(map(len, result.stdout.splitlines())), 100, result.stdout)
+
+
+if __name__ == "__main__":
+    run_tests()
