@@ -7,6 +7,7 @@ callback takes the same lock, and nothing waits for an import while holding it.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sys
 import threading
@@ -113,9 +114,11 @@ def _on_import(module: ModuleType) -> None:
                 continue
             _decided[patch.name] = _owners(patch, module)
             _states[patch.name] = _install(patch, module)
+            _log.info("inductor_fix: %s %s: %s", patch.name, *_states[patch.name])
 
 
 _hook = PostImportHook(MODULE, _on_import)
+_log = logging.getLogger(__name__)
 
 
 def apply() -> Status:

@@ -59,24 +59,19 @@ def _make_key_extra_parameter(module: types.ModuleType) -> None:
     cache.make_key = _redefined(cache.make_key, edit, module)
 
 
-def _make_key_keyword(module: types.ModuleType) -> None:
-    cache = module.GeneratedCodeCache
+def _gains_keyword(owner: str, method: str, keyword: str) -> Callable[[types.ModuleType], None]:
+    """A drill: ``owner.method`` gains the optional keyword-only parameter ``keyword``."""
 
-    def edit(arguments: ast.arguments) -> None:
-        arguments.kwonlyargs.append(ast.arg("layout_hint"))
-        arguments.kw_defaults.append(ast.Constant(None))
+    def drill(module: types.ModuleType) -> None:
+        cls = getattr(module, owner)
 
-    cache.make_key = _redefined(cache.make_key, edit, module)
+        def edit(arguments: ast.arguments) -> None:
+            arguments.kwonlyargs.append(ast.arg(keyword))
+            arguments.kw_defaults.append(ast.Constant(None))
 
+        setattr(cls, method, _redefined(getattr(cls, method), edit, module))
 
-def _generate_keyword(module: types.ModuleType) -> None:
-    template = module.TritonTemplate
-
-    def edit(arguments: ast.arguments) -> None:
-        arguments.kwonlyargs.append(ast.arg("prologue_fusion_hint"))
-        arguments.kw_defaults.append(ast.Constant(None))
-
-    template.generate = _redefined(template.generate, edit, module)
+    return drill
 
 
 def _renamed_class(module: types.ModuleType) -> None:
@@ -102,8 +97,8 @@ def _upstream_key_fix(module: types.ModuleType) -> None:
 DRILLS: dict[str, Callable[[types.ModuleType], None]] = {
     "stock": lambda module: None,
     "make-key-extra-parameter": _make_key_extra_parameter,
-    "make-key-keyword": _make_key_keyword,
-    "generate-keyword": _generate_keyword,
+    "make-key-keyword": _gains_keyword("GeneratedCodeCache", "make_key", "layout_hint"),
+    "generate-keyword": _gains_keyword("TritonTemplate", "generate", "prologue_fusion_hint"),
     "renamed-class": _renamed_class,
     "upstream-key-fix": _upstream_key_fix,
 }

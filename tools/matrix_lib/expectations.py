@@ -32,9 +32,13 @@ CONCLUSIVE = (PASS, FAIL, NOT_APPLICABLE)
 class Suite(NamedTuple):
     test_filter: str  # pytest -k of test/test_properties.py
     patch: Patch  # whose ``affected`` range stock must fail in
+    diff: str  # number of the patches/ diff that fixes it (top-level or a per-release variant)
 
 
-SUITES = {"matmul": Suite("TestArityProperties", CACHE_KEY), "flex": Suite("TestFlexProperties", BENCHMARK_REALIGN)}
+SUITES = {
+    "matmul": Suite("TestArityProperties", CACHE_KEY, "0001"),
+    "flex": Suite("TestFlexProperties", BENCHMARK_REALIGN, "0003"),
+}
 MODES = {"stock": "stock", "patched": "patched", "diff": "diff-applied"}
 #: Every phase, in the order they run, and its column title. The matmul suite's
 #: phases keep their first names (results stored before the flex suite existed).

@@ -218,9 +218,10 @@ def run_phase(phase: str, env, info: dict, log: Path, *, max_examples: int, time
         patches = []
         if mode == "diff":
             patches = apply_patches(site_packages, info["git_version"], str(ex.release_of(info["torch"])))
-            if not patches:
-                return {"outcome": ex.NOT_APPLICABLE, "summary": "no patch in patches/ applies to this build",
-                        "patches": []}
+            number = ex.SUITES[ex.suite_of(phase)].diff
+            if not any(Path(p["patch"]).name.startswith(number) for p in patches):
+                return {"outcome": ex.NOT_APPLICABLE, "patches": patches,
+                        "summary": f"no variant of patches/{number}-* applies to this build"}
             say("applied " + ", ".join(p["patch"] for p in patches))
         status, seconds = run_pytest(env, pytest_arguments(phase), log, environment, timeout=timeout, every=every, say=say)
     result = summarize(log, status)

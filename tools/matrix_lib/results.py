@@ -94,7 +94,7 @@ def _cell(entry: dict, phase: str) -> str:
     if result is None:
         return "-"
     cell = result["outcome"]
-    if result.get("patches"):
+    if result.get("patches") and result["outcome"] != ex.NOT_APPLICABLE:
         cell += f" ({', '.join(_patch_name(p['patch']) for p in result['patches'])})"
     if not ex.agrees(result):
         cell += f" (expected {result['expected']})"
