@@ -204,7 +204,6 @@ class TestRepository(TestCase):
             self.assertEqual({run["variant"] for run in data["runs"]}, set(compiles.PART_VARIANTS[data["parts"][0]]))
         page = (ROOT / "docs" / "benchmarks.md").read_text()
         self.assertIn(report.compile_markdown(compiled), page)
-        self.assertTrue((ROOT / "docs" / "bench" / "compile.png").is_file())
         # The CPU table that counts autotuning rounds, cited to explain the clone workaround.
         _, cpu_compiled = report.load([ROOT / "docs" / "bench" / "cpu-b.json"])
         self.assertIn(report.compile_markdown(cpu_compiled), page)

@@ -182,6 +182,21 @@ class TestMatrixPhaseRunner(TestCase):
         self.assertTrue(said and all(" elapsed, " in line for line in said), said)
 
 
+class TestBenchTable(TestCase):
+    def test_table_command_prints_the_docs_tables(self) -> None:
+        import subprocess
+
+        root = Path(__file__).resolve().parents[1]
+        bench = root / "docs" / "bench"
+        process = subprocess.run([sys.executable, str(root / "tools" / "bench"), "table", "--in",
+                                  str(bench / "cpu.json"), str(bench / "a.json"), str(bench / "b.json")],
+                                 capture_output=True, text=True, cwd=root, timeout=120)
+        self.assertEqual(process.returncode, 0, process.stderr)
+        _, compiled = report.load([bench / "a.json", bench / "b.json"])
+        self.assertIn(report.compile_markdown(compiled), process.stdout)
+        self.assertIn(report.compile_markdown(compiled), (root / "docs" / "benchmarks.md").read_text())
+
+
 class TestBenchFlex(TestCase):
     """tools/bench seam runs (fast form, CPU harness) and docs/benchmarks.md's FlexAttention figures
     are the committed results' (tools/bench flex needs CUDA: its renderer is checked)."""

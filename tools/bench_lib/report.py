@@ -1,4 +1,4 @@
-"""Markdown tables and the PNG chart, from the JSON files ``tools/bench`` writes."""
+"""Markdown tables from the JSON files ``tools/bench`` writes."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any, Callable
 from .compiles import PART_VARIANTS, PARTS, VARIANTS, budget_cut
 from .stats import paired_ratios, span, summary
 
-__all__ = ["chart", "compile_markdown", "cpu_markdown", "load"]
+__all__ = ["compile_markdown", "cpu_markdown", "load"]
 
 PATCHED_VS_STOCK_GOAL = 1.02
 #: Fewer paired repetitions than this get a ratio but no verdict on its goal.
@@ -257,46 +257,3 @@ def compile_markdown(compiled: list[dict]) -> str:
 
 def _yes(value: bool) -> str:
     return "yes" if value else "**no**"
-
-
-# The chart ---------------------------------------------------------------------------
-
-
-def chart(compiled: list[dict], out: Path) -> None:
-    """Bars of median compile seconds (top) and runtime (bottom) per variant, one
-    column per workload; whiskers span min to max; hits/misses under each bar."""
-    import matplotlib
-
-    matplotlib.use("Agg")  # no display; must precede pyplot
-    import matplotlib.pyplot as plt
-
-    rows = cells(compiled)
-    parts = [part for part in PART_VARIANTS if any(r["part"] == part for r in rows)]
-    colors = dict(zip(VARIANTS, plt.get_cmap("tab10").colors))
-    figure, axes = plt.subplots(2, len(parts), figsize=(5.5 * len(parts), 7), squeeze=False)
-    for column, part in enumerate(parts):
-        part_rows = [r for r in rows if r["part"] == part]
-        names = [r["variant"] for r in part_rows]
-        for row_index, (field, unit) in enumerate((("compile_s", "compile s (first calls)"), ("runtime_ms", "runtime ms"))):
-            axis = axes[row_index][column]
-            medians = [r[field].get("median", 0.0) for r in part_rows]
-            low = [m - r[field].get("min", m) for m, r in zip(medians, part_rows)]
-            high = [r[field].get("max", m) - m for m, r in zip(medians, part_rows)]
-            bars = axis.bar(names, medians, yerr=[low, high], capsize=4, color=[colors[n] for n in names])
-            for bar, r, median in zip(bars, part_rows, medians):
-                text = f"{median:.3g}" if r["ok"] else "crashed"
-                axis.annotate(text, (bar.get_x() + bar.get_width() / 2, median), ha="center", va="bottom",
-                              xytext=(0, 3), textcoords="offset points", fontsize=8)
-            axis.set_ylabel(unit)
-            if row_index == 0:
-                axis.set_title(f"({part}) {PARTS[part]}")
-                axis.set_xticks(range(len(names)), [f"{r['variant']}\n{r['hits']} hits / {r['misses']} misses"
-                                                    for r in part_rows], fontsize=8)
-    first = compiled[0]
-    smoke = " - CPU smoke: runtimes mean nothing" if any(d["device"] != "cuda" for d in compiled) else ""
-    figure.suptitle(f"inductor_fix: torch.compile, {first.get('device_name')}, torch {first.get('torch')} "
-                    f"(median, whiskers min-max){smoke}", fontsize=10)
-    figure.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(out, dpi=120)
-    plt.close(figure)
