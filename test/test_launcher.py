@@ -164,6 +164,19 @@ class TestRun(TestCase):
             self.assertRegex(str(unfixed["errors"][1]), r"TypeError", unfixed)
 
 
+class TestLogging(TestCase):
+    def test_torch_logs_shows_the_package(self) -> None:
+        # TORCH_LOGS rejects names torch does not know at `import torch`: registered before it.
+        code = "import inductor_fix, torch, torch._inductor.select_algorithm"
+        shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                               env=_environment(TORCH_LOGS="+inductor_fix"))
+        self.assertEqual(shown.returncode, 0, shown.stderr)
+        self.assertRegex(shown.stderr, r"inductor_fix: cache-key (applied|not-needed)")
+        quiet = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                               env=_environment())
+        self.assertNotIn("inductor_fix: cache-key", quiet.stderr)  # INFO stays silent unless asked for
+
+
 class TestStatusRequire(TestCase):
     def _status(self, *args: str, **env: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "inductor_fix", "status", *args], capture_output=True,
