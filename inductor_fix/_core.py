@@ -7,6 +7,7 @@ callback takes the same lock, and nothing waits for an import while holding it.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import logging
 import os
 import sys
@@ -110,7 +111,12 @@ def _on_import(module: ModuleType) -> None:
         if not _wanted:
             return
         for patch in PATCHES:
-            if patch.name in _disabled or _decided.get(patch.name) == _owners(patch, module):
+            if patch.name in _disabled:
+                if patch.name not in _said_disabled:  # said here, once torch's logging is set up
+                    _said_disabled.add(patch.name)
+                    _log.info("inductor_fix: %s %s: %s", patch.name, *_states[patch.name])
+                continue
+            if _decided.get(patch.name) == _owners(patch, module):
                 continue
             _decided[patch.name] = _owners(patch, module)
             _states[patch.name] = _install(patch, module)
@@ -119,6 +125,7 @@ def _on_import(module: ModuleType) -> None:
 
 _hook = PostImportHook(MODULE, _on_import)
 _log = logging.getLogger(__name__)
+_said_disabled: set[str] = set()
 
 
 def apply() -> Status:
@@ -148,7 +155,7 @@ def install() -> None:
         _wanted = True
         _hook.install()
         reason = f"waiting for {MODULE} to be imported"
-        if _torch_version() is None:
+        if "torch" not in sys.modules and importlib.util.find_spec("torch") is None:  # no metadata read
             reason = f"torch is not installed; {reason}"
         for patch in PATCHES:
             if patch.name not in _disabled and _states[patch.name][0] in (State.REMOVED, State.DISABLED):

@@ -9,21 +9,19 @@ already in ``sys.modules`` when the hook is installed, the callback runs at once
 from __future__ import annotations
 
 import importlib
-import importlib.abc
-import importlib.machinery
 import sys
 from types import ModuleType
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 __all__ = ["PostImportHook"]
 
 
-class _CallbackLoader(importlib.abc.Loader):
-    def __init__(self, loader: importlib.abc.Loader, callback: Callable[[ModuleType], None]) -> None:
+class _CallbackLoader:  # a loader by protocol: importlib.abc would cost every start-up ~4 ms
+    def __init__(self, loader: Any, callback: Callable[[ModuleType], None]) -> None:
         self._loader = loader
         self._callback = callback
 
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+    def create_module(self, spec: Any) -> ModuleType | None:
         return self._loader.create_module(spec)
 
     def exec_module(self, module: ModuleType) -> None:
@@ -35,7 +33,7 @@ class _CallbackLoader(importlib.abc.Loader):
         return getattr(self._loader, name)
 
 
-class PostImportHook(importlib.abc.MetaPathFinder):
+class PostImportHook:  # a sys.meta_path finder by protocol (find_spec)
     """Calls ``callback(module)`` once ``module_name`` has been executed by an import."""
 
     def __init__(self, module_name: str, callback: Callable[[ModuleType], None]) -> None:
@@ -47,7 +45,7 @@ class PostImportHook(importlib.abc.MetaPathFinder):
         fullname: str,
         path: Sequence[str] | None,
         target: ModuleType | None = None,
-    ) -> importlib.machinery.ModuleSpec | None:
+    ) -> Any:
         if fullname != self.module_name:
             return None
         for finder in sys.meta_path:

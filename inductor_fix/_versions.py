@@ -7,8 +7,6 @@ nor triton. The facts below come from reading each release's
 
 from __future__ import annotations
 
-from importlib import metadata
-
 __all__ = [
     "CACHE_ADDED",
     "CACHE_ON_BY_DEFAULT",
@@ -29,6 +27,8 @@ FIXED_UPSTREAM = "2.15.0"
 
 def distribution_version(name: str) -> str | None:
     """The installed version string of distribution ``name``, or None if absent."""
+    from importlib import metadata  # lazily: ~20 ms that import inductor_fix need not pay
+
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:

@@ -23,8 +23,9 @@ def _status(args: argparse.Namespace) -> int:
     status = inductor_fix.status()
     print(json.dumps(status.to_dict(), indent=2) if args.json else status.format())
     if args.require == "protected" and not status.protected:
-        hint = " (drop --no-load to resolve it)" if status.protected is None else ""
-        print(f"inductor_fix status: required protected, but {status.state}: {status.reason}{hint}", file=sys.stderr)
+        hint = " (drop --no-load to resolve it)" if args.no_load and status.state == "pending" else ""
+        reason = status.reason.removeprefix("not protected: ")
+        print(f"inductor_fix status: not protected ({status.state}): {reason}{hint}", file=sys.stderr)
         return 1
     return 0
 
@@ -59,8 +60,8 @@ def _ops(text: str) -> list[str]:
 def _positive(kind: type) -> Callable[[str], float]:
     def parse(text: str):
         value = kind(text)
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+        if not value > 0 or value == float("inf"):  # also rejects nan
+            raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text}")
         return value
 
     return parse
@@ -73,14 +74,44 @@ def _program() -> str:
     return "inductor-fix" if os.path.basename(sys.argv[0]).startswith("inductor-fix") else "python -m inductor_fix"
 
 
-def main(argv: list[str] | None = None) -> int:
-    try:
-        return _main(argv)
-    except BrokenPipeError:  # e.g. `inductor-fix status | head -1`: the reader left, not an error
+class _ReaderMayLeave:
+    """stdout that discards what is written once its reader has gone (``status | head -1``):
+    the command still finishes, and its exit status is still the one it reports."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._discard()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._discard()
+
+    def _discard(self) -> None:
         import os
 
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+        os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+def main(argv: list[str] | None = None) -> int:
+    stdout = sys.stdout
+    sys.stdout = _ReaderMayLeave(stdout)
+    try:
+        status = _main(argv)
+        sys.stdout.flush()
+        return status
+    finally:
+        sys.stdout = stdout
 
 
 def _main(argv: list[str] | None) -> int:
@@ -89,7 +120,7 @@ def _main(argv: list[str] | None) -> int:
     program = _program()
     parser = argparse.ArgumentParser(
         prog=program,
-        description="Fix for Inductor's max-autotune template-argument crashes "
+        description="Fix for Inductor's max-autotune template-argument crashes\n"
         "(pytorch/pytorch#188069, codegen-cache aliasing; #194515, FlexAttention captured buffers).",
         epilog=f"examples:\n  {program} status --require protected   # exit 1 unless this torch is protected\n"
         f"  {program} check\n  {program} run -- torchrun --nproc-per-node 8 train.py",
@@ -98,7 +129,7 @@ def _main(argv: list[str] | None) -> int:
     from . import __version__
 
     parser.add_argument("--version", action="version", version=f"inductor_fix {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{status,check,run}")
 
     status = commands.add_parser(
         "status", help="what is patched on this torch, and why",

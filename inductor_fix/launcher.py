@@ -4,7 +4,8 @@ The command runs with this package's start-up folder (``inductor_fix/_bootstrap`
 first on ``PYTHONPATH``; its ``sitecustomize`` imports ``inductor_fix`` in every Python
 process that inherits the variable, then chains any ``sitecustomize`` that was there
 before. Nothing installed is edited, and a process started without the variable
-(``env -i``, a scrubbed environment) runs stock torch. ``INDUCTOR_FIX_DISABLE``
+(``env -i``, a scrubbed environment, ``python -E``/``-I``/``-S``, which ignore it or
+``site``) runs stock torch. ``INDUCTOR_FIX_DISABLE``
 passes through unchanged, so it still switches patches off in each process. The
 same mechanism as ``opentelemetry-instrument`` and ``ddtrace-run``.
 """
@@ -29,10 +30,11 @@ class LaunchError(Exception):
 
 def environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
     """``base`` (default ``os.environ``) with :data:`BOOTSTRAP` first on ``PYTHONPATH``,
-    once, the entries that were there kept in order."""
+    once; the entries that were there kept in order, empty ones too (Python reads an
+    empty entry, as ``export PYTHONPATH=$PYTHONPATH:/x`` leaves, as the working directory)."""
     env = dict(os.environ if base is None else base)
-    entries = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry and entry != BOOTSTRAP]
-    env["PYTHONPATH"] = os.pathsep.join([BOOTSTRAP, *entries])
+    entries = env["PYTHONPATH"].split(os.pathsep) if env.get("PYTHONPATH") else []
+    env["PYTHONPATH"] = os.pathsep.join([BOOTSTRAP, *(entry for entry in entries if entry != BOOTSTRAP)])
     return env
 
 

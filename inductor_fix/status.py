@@ -105,7 +105,8 @@ class Status:
         """Human-readable summary, as printed by ``inductor-fix status``: lines of at most
         ``width`` columns, targets named relative to their module."""
         module = "torch._inductor.select_algorithm."
-        lines = textwrap.wrap(f"inductor_fix: {self.state} - {self.reason}", width, subsequent_indent="  ")
+        lines = textwrap.wrap(f"inductor_fix: {self.state} - {self.reason}", width, subsequent_indent="  ",
+                              break_on_hyphens=False)
         lines.append(f"  torch {self.torch_version or 'not installed'}, triton {self.triton_version or 'not installed'}"
                      f"; targets in {module[:-1]}")
         indent = " " * 32
@@ -113,5 +114,6 @@ class Status:
             targets = [target.strip().removeprefix(module) for target in patch.target.split(",")]
             lines.append(f"  {patch.name:<17} {str(patch.state):<11} {targets[0]}")
             lines += [indent + target for target in targets[1:]]
-            lines += textwrap.wrap(patch.reason, width, initial_indent=indent, subsequent_indent=indent)
+            lines += textwrap.wrap(patch.reason, width, initial_indent=indent, subsequent_indent=indent,
+                                   break_on_hyphens=False)
         return "\n".join(lines)

@@ -97,7 +97,7 @@ class TestCheckCommand(TestCase):
         self.assertIn("verdict: ERROR", text)
 
     def test_bad_arguments_are_usage_errors(self) -> None:
-        for args in (["--ops", ""], ["--ops", "foo"], ["--jobs", "-1"], ["--timeout", "0"]):
+        for args in (["--ops", ""], ["--ops", "foo"], ["--jobs", "-1"], ["--timeout", "0"], ["--timeout", "nan"]):
             result = _cli("check", *args, timeout=60)
             self.assertEqual(result.returncode, 2, args)
             self.assertIn("usage:", result.stderr)
@@ -110,6 +110,25 @@ class TestRunChild(TestCase):
         from inductor_fix.check.child import run_child
 
         return run_child([sys.executable, "-c", code], {"PATH": "/usr/bin:/bin"}, "MARK ", timeout)
+
+    def test_stop_all_ends_running_children(self) -> None:
+        # check's Ctrl-C: its workers wait on children in sessions of their own.
+        import threading
+
+        from inductor_fix.check import child
+
+        timer = threading.Timer(1.0, child.stop_all)
+        timer.start()
+        start = time.monotonic()
+        try:
+            with self.assertRaises(child.Stopped):
+                self._run("import time; time.sleep(60)")
+            with self.assertRaises(child.Stopped):  # and none starts afterwards
+                self._run("print('MARK {}')")
+        finally:
+            timer.cancel()
+            child._stopping.clear()
+        self.assertLess(time.monotonic() - start, 10)
 
     def test_reads_the_last_marked_line(self) -> None:
         child = self._run("print('MARK {\"a\": 1}'); print('noise'); print('MARK {\"a\": 2}')")

@@ -98,6 +98,27 @@ class TestRun(TestCase):
         self.assertEqual(environment({"PYTHONPATH": os.pathsep.join([BOOTSTRAP, "a"])})["PYTHONPATH"],
                          os.pathsep.join([BOOTSTRAP, "a"]))  # never put twice
 
+    def test_empty_pythonpath_entry_still_means_the_working_directory(self) -> None:
+        # `export PYTHONPATH=$PYTHONPATH:/x` with PYTHONPATH unset leaves ":/x".
+        (self.directory / "localmod.py").write_text("VALUE = 'here'\n")
+        (self.directory / "sub").mkdir()
+        script = self._script("sub/uses_local.py", "import localmod; print('LOCAL', localmod.VALUE)\n")
+        launched = self._run(sys.executable, script, PYTHONPATH=os.pathsep + str(self.directory / "elsewhere"))
+        self.assertIn("LOCAL here", launched.stdout, launched.stderr)
+
+    def test_a_second_copy_of_the_bootstrap_is_not_chained(self) -> None:
+        # Two installs, a symlink or a nested run: no copy may chain to another (it would recurse).
+        link = self.directory / "bootstrap-link"
+        link.symlink_to(BOOTSTRAP, target_is_directory=True)
+        script = self._script("probe.py", PROBE)
+        launched = self._run(sys.executable, script, PYTHONPATH=str(link))
+        self.assertNotIn("Error in sitecustomize", launched.stderr)
+        self.assertTrue(_probes(launched.stdout)[0]["active"], launched.stderr)
+        nested = self._run(sys.executable, "-m", "inductor_fix", "run", "--", sys.executable, script,
+                           PYTHONPATH=str(link))
+        self.assertNotIn("Error in sitecustomize", nested.stderr)
+        self.assertTrue(_probes(nested.stdout)[0]["active"], nested.stderr)
+
     def test_multiprocessing_and_inductor_worker_children(self) -> None:
         script = self._script("children.py", """
             import multiprocessing, subprocess, sys
@@ -191,12 +212,24 @@ class TestStatusRequire(TestCase):
                                  (("--require", "protected", "--no-load"), {}, "pending")):
             result = self._status(*args, **env)
             self.assertEqual(result.returncode, 1, (args, env, result.stdout))
-            self.assertIn(f"required protected, but {state}", result.stderr)
+            self.assertIn(f"inductor_fix status: not protected ({state}): ", result.stderr)
 
     def test_bad_requirement_is_a_usage_error(self) -> None:
         result = self._status("--require", "safe")
         self.assertEqual(result.returncode, 2)
         self.assertIn("invalid choice: 'safe'", result.stderr)
+
+    def test_a_reader_that_leaves_does_not_change_the_exit_status(self) -> None:
+        # `status --require protected | head -1` in CI: the gate's answer, not the pipe's.
+        for env, expected in (({"INDUCTOR_FIX_DISABLE": "1", "PYTHONUNBUFFERED": "1"}, 1), ({}, 0)):
+            process = subprocess.Popen([sys.executable, "-m", "inductor_fix", "status", "--require", "protected"],
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+                                       env=_environment(**env))
+            process.stdout.close()  # the reader is gone before the first line
+            stderr = process.stderr.read().decode()
+            self.assertEqual(process.wait(timeout=300), expected, stderr)
+            self.assertNotIn("Traceback", stderr)
+            self.assertNotIn("Exception ignored", stderr)
 
     def test_lines_fit_100_columns(self) -> None:
         result = self._status()

@@ -37,6 +37,8 @@ class TestMatrixExpectations(TestCase):
         self.assertEqual(ex.split_spec("2.8.0@codegen-cache"), ("2.8.0", "codegen-cache"))
         self.assertEqual(ex.split_spec("https://host/torch-2.8.0-cp311.whl"), ("https://host/torch-2.8.0-cp311.whl", None))
         self.assertRaisesRegex(ValueError, "unknown variant 'cache'", ex.split_spec, "2.8.0@cache")
+        for spec in ("@codegen-cache", "2.8.0@codegen-cache@codegen-cache"):
+            self.assertRaisesRegex(ValueError, "at most one @variant", ex.split_spec, spec)
         self.assertEqual(ex.expected("stock", "2.8.0", "codegen-cache"), "FAIL")
         self.assertEqual(ex.expected("stock", "2.7.1", "codegen-cache"), "PASS")  # no cache to switch on
         self.assertEqual(ex.expected("flex-stock", "2.8.0", "codegen-cache"), "PASS")
@@ -346,11 +348,14 @@ class TestNightly(TestCase):
         with tempfile.TemporaryDirectory() as directory:
             arguments = [a.replace("$INDEX_URL", "https://example.invalid/nightly") for a in flags]
             arguments[arguments.index("--json") + 1] = str(Path(directory, "results.json"))
+            Path(directory, "results.json").write_text('{"releases": []}')
             process = subprocess.run([sys.executable, str(self.ROOT / "tools" / "run_matrix"), *arguments,
                                       "--report-md"], capture_output=True, text=True, cwd=self.ROOT, timeout=120)
         self.assertEqual(process.returncode, 0, process.stderr)
         self.assertIn("--profile nightly", " ".join(flags))
         self.assertIn('tools/record_fingerprints.py --compare "$WHEEL"', workflow)
+        # Steps pipe into tee: only bash -eo pipefail (shell: bash) lets a failure fail the job.
+        self.assertRegex(workflow, r"(?m)^defaults:\n  run:\n    shell: bash\b")
 
     def test_fingerprint_compare_says_what_moved(self) -> None:
         import subprocess
@@ -379,6 +384,10 @@ class TestNightly(TestCase):
             moved = compare("--against", older)
         self.assertEqual(moved.returncode, 1, moved.stdout + moved.stderr)
         self.assertRegex(moved.stdout, r"(MOVED|GONE)")
+        missing = subprocess.run([sys.executable, str(self.ROOT / "tools" / "record_fingerprints.py"), "--compare",
+                                  "/nonexistent/torch-2.16.0.whl"], capture_output=True, text=True, timeout=60)
+        self.assertEqual((missing.returncode, missing.stdout), (2, ""))
+        self.assertIn("no such file", missing.stderr)
 
 
 if __name__ == "__main__":

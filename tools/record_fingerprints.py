@@ -52,6 +52,21 @@ def release_from_wheel(path: Path) -> str:
     return match.group(1)
 
 
+def wheel_sources(wheel: Path) -> dict[str, str]:
+    """:func:`method_sources` of the wheel's select_algorithm.py; exit 2 saying why not."""
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            return method_sources(archive.read(SOURCE).decode())
+    except FileNotFoundError:
+        problem = "no such file"
+    except zipfile.BadZipFile:
+        problem = "not a wheel (zip)"
+    except KeyError:
+        problem = f"has no {SOURCE}"
+    print(f"record_fingerprints: {wheel}: {problem}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def _release_key(release: str) -> list[int]:
     return [int(part) for part in release.split(".")]
 
@@ -60,12 +75,14 @@ def compare(wheels: list[Path], against: str) -> int:
     """Print each target's fingerprint in each wheel next to ``against``'s; 1 if any moved."""
     moved = 0
     for wheel in wheels:
-        with zipfile.ZipFile(wheel) as archive:
-            sources = method_sources(archive.read(SOURCE).decode())
+        sources = wheel_sources(wheel)
         print(f"{wheel.name} against recorded torch {against}:")
         for target in TARGETS:
             recorded = RECORDED[against].get(target)
             actual = fingerprint(sources[target]) if target in sources else None
+            if recorded is None:  # not wrapped on that release: nothing to compare
+                print(f"  {target:<52} {'new':<9} {actual or '-'} (not recorded for {against})")
+                continue
             verdict = "unchanged" if actual == recorded else "GONE" if actual is None else "MOVED"
             moved += verdict != "unchanged"
             print(f"  {target:<52} {verdict:<9} {actual or '-'} (recorded {recorded or '-'})")
@@ -83,12 +100,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--against", choices=sorted(RECORDED, key=_release_key), default=max(RECORDED, key=_release_key),
                         help="recorded release to compare with (default: %(default)s)")
     args = parser.parse_args(argv)
+    if args.compare and args.write:
+        parser.error("--compare and --write do not go together")
     if args.compare:
         return compare(args.wheels, args.against)
     lines = ["RECORDED: dict[str, dict[str, str]] = {"]
     for wheel in sorted(args.wheels, key=lambda p: [int(x) for x in release_from_wheel(p).split(".")]):
-        with zipfile.ZipFile(wheel) as archive:
-            sources = method_sources(archive.read(SOURCE).decode())
+        sources = wheel_sources(wheel)
         lines.append(f'    "{release_from_wheel(wheel)}": {{')
         lines.extend(f'        "{name}": "{fingerprint(sources[name])}",' for name in TARGETS if name in sources)
         lines.append("    },")

@@ -13,9 +13,6 @@ on stderr and runs on stock torch.
 import os
 import sys
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-
-
 def _activate() -> None:
     try:
         import inductor_fix  # noqa: F401
@@ -26,15 +23,30 @@ def _activate() -> None:
         )
 
 
+#: Marks every copy of this file, so that no copy chains to another (two installs, a
+#: symlink, a nested ``run``): the next ``sitecustomize`` is always someone else's.
+MARKER = "inductor_fix start-up hook"
+
+
 def _chain() -> None:
     """Run the next ``sitecustomize`` on ``sys.path`` under that name, as site would have."""
     from importlib.machinery import PathFinder
     from importlib.util import module_from_spec
 
-    path = [entry for entry in sys.path if os.path.abspath(entry or os.curdir) != _HERE]
-    spec = PathFinder.find_spec("sitecustomize", path)
-    if spec is None or spec.loader is None:
-        return
+    path = list(sys.path)
+    while True:
+        spec = PathFinder.find_spec("sitecustomize", path)
+        if spec is None or spec.loader is None or not spec.origin:
+            return
+        try:
+            with open(spec.origin, encoding="utf-8", errors="replace") as source:
+                ours = MARKER in source.read()
+        except OSError:
+            ours = False
+        if not ours:
+            break
+        folder = os.path.realpath(os.path.dirname(spec.origin))
+        path = [entry for entry in path if os.path.realpath(entry or os.curdir) != folder]
     module = module_from_spec(spec)
     sys.modules["sitecustomize"] = module
     spec.loader.exec_module(module)

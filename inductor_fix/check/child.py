@@ -16,11 +16,24 @@ import os
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-__all__ = ["ChildResult", "run_child", "run_logged"]
+__all__ = ["ChildResult", "Stopped", "run_child", "run_logged", "stop_all"]
+
+_stopping = threading.Event()
+
+
+class Stopped(Exception):
+    """:func:`stop_all` ended the child (a Ctrl-C in the parent's main thread)."""
+
+
+def stop_all() -> None:
+    """End every running child (each within a second) and start no new one: for the main
+    thread on Ctrl-C, whose worker threads wait on children that never see the signal."""
+    _stopping.set()
 
 
 def run_logged(
@@ -40,20 +53,23 @@ def run_logged(
     killing the child's process group.
     """
     start = time.monotonic()
+    if _stopping.is_set():
+        raise Stopped()
     with open(log, "w") as out:
         process = subprocess.Popen(list(command), env=dict(env), cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
                                    text=True, start_new_session=True)
         next_report = start + every if every else None
         try:
             while True:
-                wait = 1.0 if next_report else None
+                wait = 1.0  # also how soon stop_all() is noticed
                 if timeout is not None:
-                    left = start + timeout - time.monotonic()
-                    wait = max(0.0, min(wait, left) if wait else left)
+                    wait = max(0.0, min(wait, start + timeout - time.monotonic()))
                 try:
                     process.wait(timeout=wait)
                     break
                 except subprocess.TimeoutExpired:
+                    if _stopping.is_set():
+                        raise Stopped() from None
                     now = time.monotonic()
                     if timeout is not None and now - start >= timeout:
                         _kill(process)

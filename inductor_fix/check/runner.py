@@ -31,7 +31,7 @@ import warnings
 from typing import Any, Sequence
 
 from .case import RESULT_MARKER
-from .child import run_child
+from .child import Stopped, run_child, stop_all
 from .._patches import BENCHMARK_REALIGN, CACHE_KEY
 from ..testing.workloads import FLEX, orders_of, steps_of
 
@@ -43,7 +43,8 @@ EXIT_STATUS = {
     1: "FAIL: a patched compile crashed - the fix did not hold on this torch (please report it)",
     2: "ERROR: a case gave no result (timeout, a broken case process) or check could not run",
 }
-WIDTH = 100
+WIDTH = 100  # the table; prose and error notes wrap at PROSE, for 80-column terminals
+PROSE = 80
 
 DEFAULT_OPS = ("bmm", "mm", "addmm", "baddbmm", "flex", "flex_decoding")
 SEQUENCE_LABELS = {"alias-first": "alias -> distinct", "distinct-first": "distinct -> alias",
@@ -103,6 +104,14 @@ def _affected(op: str, torch_version: str) -> bool:
 
 
 def _run_case(case: Case, timeout: float, threads: int | None) -> Case:
+    try:
+        return _run_case_process(case, timeout, threads)
+    except Stopped:
+        case.failure = "stopped"
+        return case
+
+
+def _run_case_process(case: Case, timeout: float, threads: int | None) -> Case:
     with tempfile.TemporaryDirectory(prefix="inductor_fix_check_") as cache_dir:
         env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache_dir, PYTHONUNBUFFERED="1")
         env.pop("INDUCTOR_FIX_DISABLE", None)
@@ -112,6 +121,7 @@ def _run_case(case: Case, timeout: float, threads: int | None) -> Case:
             env["TORCHINDUCTOR_COMPILE_THREADS"] = str(threads)
         command = [sys.executable, "-m", "inductor_fix.check.case", case.op, case.order, case.device]
         child = run_child(command, env, RESULT_MARKER, timeout)
+    case.seconds = child.seconds
     if child.result is None:
         case.failure = child.failure if child.timed_out else f"no result: case {child.failure}"
         return case
@@ -128,11 +138,12 @@ def _table(cases: list[Case]) -> tuple[str, list[str]]:
     notes: list[str] = []
 
     def cell(case: Case) -> str:
-        text = case.outcome()
-        if case.error and not case.ok:
-            if case.error not in notes:
-                notes.append(case.error)
-            text += f" [{notes.index(case.error) + 1}]"
+        problem = case.failure if case.failure and len(case.failure) > 30 else case.error if not case.ok else None
+        text = "no result" if problem and case.failure else case.outcome()
+        if problem:
+            if problem not in notes:
+                notes.append(problem)
+            text += f" [{notes.index(problem) + 1}]"
         details = case.details() if case.ok else ""
         return f"{text} ({details})" if details else text
 
@@ -146,12 +157,12 @@ def _table(cases: list[Case]) -> tuple[str, list[str]]:
         line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[3]
         lines.append(line if len(line) <= WIDTH else line[: WIDTH - 4] + " ...")  # whole in --json
         if i == 0:
-            lines.append("  ".join("-" * w for w in widths) + "  " + "-" * 7)
+            lines.append(("  ".join("-" * w for w in widths) + "  " + "-" * 7)[:WIDTH])
     return "\n".join(lines), notes
 
 
 def _wrapped(text: str, indent: str = "") -> str:
-    return textwrap.fill(text, WIDTH, initial_indent=indent, subsequent_indent=" " * len(indent),
+    return textwrap.fill(text, PROSE, initial_indent=indent, subsequent_indent=" " * len(indent),
                          break_long_words=True, break_on_hyphens=False)
 
 
@@ -198,12 +209,20 @@ def run_check(
     cases = [Case(op, order, mode, device, affected=_affected(op, str(status.torch_version)))
              for op in ops for order in orders_of(op) for mode in MODES]
     print(f"running {len(cases)} cases, {jobs} at a time, each in a fresh process and Inductor cache ...", flush=True)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
+    try:
         futures = [pool.submit(_run_case, case, timeout, threads) for case in cases]
         for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
             case = future.result()
             took = "" if case.failure else f" in {case.seconds:.1f} s"
-            print(f"  [{done}/{len(cases)}] {case.op} {case.order} {case.mode}: {case.outcome()}{took}", flush=True)
+            line = f"  [{done}/{len(cases)}] {case.op} {case.order} {case.mode}: {case.outcome()}{took}"
+            print(line if len(line) <= WIDTH else line[: WIDTH - 4] + " ...", flush=True)
+    except KeyboardInterrupt:
+        stop_all()  # the cases run in sessions of their own: they never saw the Ctrl-C
+        pool.shutdown(wait=True, cancel_futures=True)
+        print("inductor_fix check: interrupted; no verdict", file=sys.stderr)
+        return 130
+    pool.shutdown()
     text, exit_status = verdict(cases)
     print()
     print(text)
@@ -211,6 +230,9 @@ def run_check(
         with open(json_path, "w") as handle:
             json.dump(
                 {"torch": status.torch_version, "triton": status.triton_version, "device": device,
+                 "inductor_fix": inductor_fix.__version__, "state": str(inductor_fix.status().state),
+                 "exit_status": exit_status, "verdict": EXIT_STATUS[exit_status].split(":")[0],
+                 "options": {"ops": list(ops), "jobs": jobs, "timeout": timeout},
                  "cases": [dataclasses.asdict(c) for c in cases]},
                 handle, indent=2,
             )
@@ -231,7 +253,8 @@ def verdict(cases: list[Case]) -> tuple[str, int]:
     lines += [
         "",
         f"stock:   crashed in {sum(bool(c.error) for c in stock)}/{len(stock)} cases "
-        f"({sum(c.affected for c in stock)} expected to on this torch)",
+        f"({sum(c.affected for c in stock)} expected to on this torch"
+        + (f"; {sum(bool(c.failure) for c in stock)} gave no result)" if any(c.failure for c in stock) else ")"),
         f"patched: ok in {sum(c.ok for c in patched)}/{len(patched)} cases (inductor_fix state: {states})",
     ]
     status = 1 if crashed else 2 if no_result else 0

@@ -145,7 +145,13 @@ def run(name: str, timeout: float = 300) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["--one"]:
+    if argv[:1] in (["-h"], ["--help"]):
+        print(__doc__)
+        return 0
+    if argv[:1] == ["--one"]:  # the child process of run()
+        if len(argv) != 2 or argv[1] not in DRILLS or os.environ.get("INDUCTOR_FIX_DISABLE") != "1":
+            print("--one NAME is run()'s child: use python -m inductor_fix.testing.drift [NAME ...]", file=sys.stderr)
+            return 2
         print(json.dumps(_one(argv[1])), flush=True)
         return 0
     names = argv or list(DRILLS)

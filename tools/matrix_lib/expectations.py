@@ -70,6 +70,8 @@ def split_spec(spec: str) -> tuple[str, str | None]:
         return spec, None
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r} in {spec!r}; known: {', '.join(VARIANTS)}")
+    if not torch_spec or "@" in torch_spec:
+        raise ValueError(f"{spec!r}: one torch spec, then at most one @variant")
     return torch_spec, variant
 
 

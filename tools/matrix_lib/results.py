@@ -75,8 +75,9 @@ def refresh(entry: dict) -> None:
 
 
 def _sort_key(entry: dict):
+    """By torch version (a release not installed yet: its spec's), variants after their release."""
     try:
-        return (0, Version(entry.get("torch") or entry.get("release") or ""), entry["spec"])
+        return (0, Version(entry.get("torch") or entry.get("release") or entry["spec"].split("@")[0]), entry["spec"])
     except InvalidVersion:
         return (1, Version("0"), entry["spec"])
 
