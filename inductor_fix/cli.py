@@ -38,7 +38,7 @@ def _run(args: argparse.Namespace) -> int:
         return run(command)
     except LaunchError as error:
         print(f"inductor-fix run: {error}", file=sys.stderr)
-        return 127 if command else 2
+        return error.status
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -150,7 +150,7 @@ def _main(argv: list[str] | None) -> int:
         "ranks, multiprocessing children, Inductor's compile and autotune workers), through a "
         "sitecustomize put first on PYTHONPATH; an existing sitecustomize still runs. Installed files are "
         "not edited. INDUCTOR_FIX_DISABLE still applies in every process. Exit status: CMD's; 127 if CMD "
-        "is not found.",
+        "is not found, 126 if it cannot be executed.",
         usage=f"{program} run -- CMD [ARGS ...]",
     )
     run.add_argument("cmd", nargs=argparse.REMAINDER, metavar="CMD", help="the command and its arguments")

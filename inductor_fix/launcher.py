@@ -25,7 +25,12 @@ BOOTSTRAP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bootstrap
 
 
 class LaunchError(Exception):
-    """The command cannot be started (empty, or not found on ``PATH``); nothing ran."""
+    """The command cannot be started; nothing ran. ``status`` is the shell's exit status
+    for it: 127 not found, 126 found but not runnable, 2 no command."""
+
+    def __init__(self, message: str, status: int = 127) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -42,16 +47,20 @@ def run(command: Sequence[str]) -> NoReturn | int:
     """Replace this process by ``command`` (POSIX ``exec``: signals and exit status are the
     command's own); on Windows, run it and return its exit status.
 
-    Raises LaunchError if ``command`` is empty or its program is not on ``PATH``.
+    Raises LaunchError if ``command`` is empty, its program is not on ``PATH``, or it
+    cannot be executed.
     """
     if not command:
-        raise LaunchError("no command given: inductor-fix run -- CMD [ARGS ...]")
+        raise LaunchError("no command given: inductor-fix run -- CMD [ARGS ...]", 2)
     env = environment()
     program = shutil.which(command[0], path=env.get("PATH"))
     if program is None:
         raise LaunchError(f"command not found: {command[0]}")
     sys.stdout.flush()
     sys.stderr.flush()
-    if os.name == "nt":
-        return subprocess.call([program, *command[1:]], env=env)
-    os.execve(program, list(command), env)
+    try:
+        if os.name == "nt":
+            return subprocess.call([program, *command[1:]], env=env)
+        os.execve(program, list(command), env)
+    except OSError as error:  # no shebang, a missing interpreter: as a shell, exit 126
+        raise LaunchError(f"cannot run {command[0]}: {error.strerror}", 126) from None

@@ -83,6 +83,13 @@ class TestRun(TestCase):
         missing = self._run("no-such-command-here", launcher=(str(console), "run", "--"))
         self.assertEqual(missing.returncode, 127)
         self.assertIn("command not found: no-such-command-here", missing.stderr)
+        unrunnable = self.directory / "no-shebang"
+        unrunnable.write_text("echo hi\n")
+        unrunnable.chmod(0o755)
+        cannot = self._run(str(unrunnable), launcher=(str(console), "run", "--"))
+        self.assertEqual(cannot.returncode, 126)
+        self.assertIn("cannot run", cannot.stderr)
+        self.assertNotIn("Traceback", cannot.stderr)
         empty = self._run(launcher=(str(console), "run"))
         self.assertEqual(empty.returncode, 2)
         self.assertIn("usage: inductor-fix run -- CMD", empty.stderr)
