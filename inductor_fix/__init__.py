@@ -15,7 +15,7 @@ patch                         wraps                                             
 ``arity-guard``               ``TritonTemplate.generate``, ``AlgorithmSelectorCache        the kind of both:
                               .__call__`` / ``.benchmark_choice``: a choice whose kernel    no arity TypeError
                               cannot take its arguments is regenerated or excluded         at any launch
-``benchmark-realign``         ``AlgorithmSelectorCache.benchmark_in_current_process``:     #194515, 2.9-2.14
+``benchmark-realign``         ``AlgorithmSelectorCache.benchmark_in_current_process``:     #194515, 2.8-2.14
                               each choice benchmarked with the tensors its kernel takes    (FlexAttention)
 ============================  ==========================================================  =====================
 

@@ -54,6 +54,9 @@ class Patch:
     delete_when: str
     #: Called after install; raises Unsupported if the patched module misbehaves.
     verify: Callable[[ModuleType], None] | None = None
+    #: Releases whose internals the patch fits, as a ``packaging`` specifier ("": any);
+    #: on an affected release outside it the bug stays (``decide`` says unsupported).
+    supported: str = ""
 
     @property
     def target(self) -> str:
@@ -66,6 +69,13 @@ class Patch:
 
         release = _versions.release_of(torch_version)
         return release is not None and release in SpecifierSet(self.affected)
+
+    def fixes(self, torch_version: str) -> bool:
+        """Whether the patch fits ``torch_version``'s internals (:attr:`supported`)."""
+        from packaging.specifiers import SpecifierSet
+
+        release = _versions.release_of(torch_version)
+        return release is not None and release in SpecifierSet(self.supported)
 
 
 def split_target(target: str) -> tuple[str, str]:
@@ -239,7 +249,7 @@ ARITY_GUARD = Patch(
     decide=_decide_arity_guard,
     effect="template choices whose kernel arity mismatches are regenerated, or excluded before any launch",
     upstream="safety net for the kind of pytorch/pytorch#188069 and #194515 (no upstream equivalent)",
-    affected=">=2.9.0,<2.15.0",
+    affected=">=2.8.0,<2.15.0",  # the union of the two bugs' ranges (2.8: #194515)
     delete_when="upstream checks a choice's arity against its benchmark arguments (not as of 2.15.0)",
 )
 BENCHMARK_REALIGN = Patch(
@@ -248,7 +258,10 @@ BENCHMARK_REALIGN = Patch(
     decide=_decide_realign,
     effect="each Triton template choice is benchmarked with the tensors its kernel takes (pytorch/pytorch#194515)",
     upstream="pytorch/pytorch#194515, fixed for flex forward and decoding by PR #194555",
-    affected=">=2.9.0,<2.15.0",
+    # 2.7.1 and 2.8.0 crash too (the version matrix's flex suite, CPU harness); older: not checked.
+    affected=">=2.7.0,<2.15.0",
+    # Up to 2.7 benchmark_in_current_process is a closure inside make_benchmark_fn: nothing to wrap.
+    supported=">=2.8.0",
     delete_when="every template lowering passes its kernel's inputs to selection (flex backward does not in 2.15.0)",
 )
 PATCHES: tuple[Patch, ...] = (CACHE_KEY, ARITY_GUARD, BENCHMARK_REALIGN)

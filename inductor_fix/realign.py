@@ -8,7 +8,7 @@ In-process autotuning makes one example tensor per distinct buffer name of the
 A Triton template kernel takes one pointer per distinct buffer name of its own
 ``input_nodes``: the explicit inputs, then every buffer rendering captured. The
 FlexAttention lowerings (``kernel/flex/flex_attention.py``, ``flex_decoding.py``,
-2.9-2.14) pass a hand-built list holding a ``score_mod``'s logical buffer (``bias =
+2.8-2.14) pass a hand-built list holding a ``score_mod``'s logical buffer (``bias =
 table[index]``) where the kernel, having inlined the gather, takes ``index`` and
 ``table``: the launch is one argument short (``launcher() missing 1 required
 positional argument: '_grid_2'``). The benchmark subprocess and the final call

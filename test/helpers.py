@@ -21,6 +21,11 @@ AFFECTED = CACHE_KEY.is_affected(torch.__version__)
 FLEX_AFFECTED = BENCHMARK_REALIGN.is_affected(torch.__version__)
 HAS_CUDA = torch.cuda.is_available()
 
+try:
+    from torch._inductor.utils import fresh_cache
+except ImportError:  # torch <= 2.7 calls it fresh_inductor_cache
+    from torch._inductor.utils import fresh_inductor_cache as fresh_cache
+
 requires_cuda = unittest.skipUnless(HAS_CUDA, "needs a CUDA GPU (GPU mode)")
 requires_affected = unittest.skipUnless(AFFECTED, f"torch {torch.__version__} is not an affected release")
 

@@ -17,14 +17,13 @@ import os
 import tempfile
 import time
 
-from helpers import AFFECTED, requires_cuda, run_python
+from helpers import AFFECTED, fresh_cache, requires_cuda, run_python
 
 import inductor_fix
 from inductor_fix.testing.workloads import ORDERS, Step, optimizer_step, run_sequence
 from torch._dynamo.utils import counters
 from torch._inductor import config
 from torch._inductor.test_case import TestCase, run_tests
-from torch._inductor.utils import fresh_cache
 from torch.testing._internal.common_utils import instantiate_parametrized_tests, parametrize
 
 LAUNCHER_ERROR = (

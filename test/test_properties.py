@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 
-from helpers import AFFECTED, FLEX_AFFECTED, HAS_CUDA
+from helpers import AFFECTED, FLEX_AFFECTED, HAS_CUDA, fresh_cache
 from hypothesis import Phase, example, given, settings
 from strategies import Case, FlexCase, Operand, cases, flex_cases
 
@@ -34,7 +34,6 @@ from inductor_fix.testing.workloads import MODE, describe_error, max_rel_error
 from torch._dynamo.utils import counters
 from torch._inductor import config
 from torch._inductor.test_case import TestCase, run_tests
-from torch._inductor.utils import fresh_cache
 
 DEVICE = "cuda" if HAS_CUDA else "cpu"
 TOLERANCE = {"float32": 1e-3, "float16": 2e-2, "bfloat16": 6e-2}

@@ -22,18 +22,23 @@ from matrix_lib import expectations as ex  # noqa: E402
 class TestMatrixExpectations(TestCase):
     def test_stock_expected_to_fail_on_affected_releases_only(self) -> None:
         versions = ("2.7.1", "2.8.0", "2.9.0", "2.14.1+cu130", "2.15.0", "2.15.0.dev20261101", "2.16.0.dev20261201+cu130")
-        for phase in ("stock", "flex-stock"):
+        for phase, older in (("stock", "PASS"), ("flex-stock", "FAIL")):  # 2.8 ships the codegen cache off
             table = {v: ex.expected(phase, v) for v in versions}
             self.assertEqual(
                 table,
-                {"2.7.1": "PASS", "2.8.0": "PASS", "2.9.0": "FAIL", "2.14.1+cu130": "FAIL", "2.15.0": "PASS",
+                {"2.7.1": older, "2.8.0": older, "2.9.0": "FAIL", "2.14.1+cu130": "FAIL", "2.15.0": "PASS",
                  "2.15.0.dev20261101": "PASS", "2.16.0.dev20261201+cu130": "PASS"},
                 phase,
             )
         modes = [p for p in ex.PHASES if ex.mode_of(p) != "stock"]
         self.assertEqual({ex.expected(phase, "2.12.0") for phase in modes}, {"PASS"})
+        # 2.7's flex bug is there, but its benchmark function is a closure the package cannot wrap.
+        self.assertEqual(ex.expected("flex-patched", "2.7.1"), "FAIL")
+        self.assertEqual(ex.expected("patched", "2.7.1"), "PASS")
+        self.assertEqual(ex.fix_states("2.7.1"), ("unsupported",))
+        self.assertEqual(ex.fix_states("2.14.1+cu130"), ("applied", "not-needed"))
 
-    def test_codegen_cache_variant_makes_2_8_affected_for_matmuls_only(self) -> None:
+    def test_codegen_cache_variant_makes_2_8_affected_for_matmuls(self) -> None:
         self.assertEqual(ex.split_spec("2.8.0@codegen-cache"), ("2.8.0", "codegen-cache"))
         self.assertEqual(ex.split_spec("https://host/torch-2.8.0-cp311.whl"), ("https://host/torch-2.8.0-cp311.whl", None))
         self.assertRaisesRegex(ValueError, "unknown variant 'cache'", ex.split_spec, "2.8.0@cache")
@@ -41,7 +46,7 @@ class TestMatrixExpectations(TestCase):
             self.assertRaisesRegex(ValueError, "at most one @variant", ex.split_spec, spec)
         self.assertEqual(ex.expected("stock", "2.8.0", "codegen-cache"), "FAIL")
         self.assertEqual(ex.expected("stock", "2.7.1", "codegen-cache"), "PASS")  # no cache to switch on
-        self.assertEqual(ex.expected("flex-stock", "2.8.0", "codegen-cache"), "PASS")
+        self.assertEqual(ex.expected("flex-stock", "2.8.0", "codegen-cache"), "FAIL")  # the variant is the cache's
 
     def test_only_exit_0_and_1_are_results(self) -> None:
         # pytest exit 5 (no tests collected) must never count as a pass or as the expected failure.

@@ -24,9 +24,9 @@ CPU driver, so this harness replaces exactly four seams, and nothing else:
    stays on the C++ path (:func:`flex_lowering_on_triton` says which).
 5. The GPU flex sizes its work for: the SM count flex decoding splits its work by
    (``flex_decoding.get_split_k`` asks ``torch.cuda.get_device_properties``, which
-   fails without a driver) and, up to 2.8, the compute capability the flex config
-   lists are chosen by (``InductorChoices.get_flex_*_configs`` ask
-   ``torch.cuda.get_device_capability``). While those functions run, the device is a
+   fails without a driver) and, up to 2.8, the compute capability the flex configs
+   are chosen by (``InductorChoices.get_flex_*_configs`` in 2.8, the
+   ``_get_*default_config*`` functions up to 2.7, ask ``torch.cuda.get_device_capability``). While those functions run, the device is a
    stand-in H200: :data:`STAND_IN_SMS` multiprocessors, capability
    :data:`STAND_IN_CAPABILITY`; the formulas and config lists are the release's.
 
@@ -201,14 +201,16 @@ def _flex_on_triton() -> Iterator[None]:
         yield
         return
     flex_decoding = _flex_module("flex_decoding")
-    registered: dict[Any, Any] = {}
-    lowering.register_lowering(torch.ops.higher_order.flex_attention, type_promotion_kind=None,
-                               lowering_dict=registered)(function)
     with contextlib.ExitStack() as stack:
-        stack.enter_context(mock.patch.dict(lowering.lowerings, registered))
-        if flex_decoding is not None and hasattr(flex_decoding, "get_split_k"):
-            split_k = _on_stand_in_gpu(flex_decoding.get_split_k)
-            stack.enter_context(mock.patch.object(flex_decoding, "get_split_k", split_k))
+        stack.enter_context(mock.patch.dict(lowering.lowerings))  # the registration below is undone on exit
+        lowering.register_lowering(torch.ops.higher_order.flex_attention, type_promotion_kind=None)(function)
+        # The functions that size flex's work for a GPU: 2.9+ get_split_k; up to 2.7 the default
+        # config getters (which ask for the capability); 2.8 the InductorChoices methods below.
+        flex_attention = _flex_module("flex_attention")
+        for module, name in ((flex_decoding, "get_split_k"), (flex_decoding, "_get_decoding_default_config"),
+                             (flex_attention, "_get_default_config_fwd")):
+            if module is not None and callable(getattr(module, name, None)):
+                stack.enter_context(mock.patch.object(module, name, _on_stand_in_gpu(getattr(module, name))))
         from torch._inductor.choices import InductorChoices
 
         for name in ("get_flex_attention_fwd_configs", "get_flex_decode_configs"):

@@ -11,7 +11,7 @@ diff-applied must pass everywhere.
   stock passes; the ``codegen-cache`` variant (``2.8.0@codegen-cache``) switches
   it on, and then 2.8.x is affected too.
 - flex (``TestFlexProperties``): the benchmark realignment, pytorch/pytorch#194515,
-  fixed for flex forward and decoding in 2.15.0 by PR #194555.
+  2.8.0 to 2.14.x, fixed for flex forward and decoding in 2.15.0 by PR #194555.
 """
 
 from __future__ import annotations
@@ -98,9 +98,13 @@ def is_affected(suite: str, torch_version: str, variant: str | None = None) -> b
 
 
 def expected(phase: str, torch_version: str, variant: str | None = None) -> str:
-    """The outcome ``phase`` must have on ``torch_version``: FAIL for stock on an affected release."""
-    affected = mode_of(phase) == "stock" and is_affected(suite_of(phase), torch_version, variant)
-    return FAIL if affected else PASS
+    """The outcome ``phase`` must have on ``torch_version``: FAIL for stock on an affected
+    release, and for every mode where the suite's patch does not fit that release
+    (``Patch.supported``: 2.7's benchmark-realign)."""
+    suite = suite_of(phase)
+    if not is_affected(suite, torch_version, variant):
+        return PASS
+    return FAIL if mode_of(phase) == "stock" or not SUITES[suite].patch.fixes(torch_version) else PASS
 
 
 def outcome(exit_status: int) -> str:
@@ -118,6 +122,16 @@ def agrees(result: dict) -> bool:
 PROTECTED = ("applied", "not-needed")
 
 
+def fix_states(torch_version: str) -> tuple[str, ...]:
+    """The overall states ``inductor-fix status`` may truthfully give on ``torch_version``:
+    protected, or ``unsupported`` where the table says a patch does not fit an affected
+    release (2.7's benchmark-realign). Anything else means the internals moved."""
+    from inductor_fix._patches import PATCHES
+
+    if torch_version and any(p.is_affected(torch_version) and not p.fixes(torch_version) for p in PATCHES):
+        return ("unsupported",)
+    return PROTECTED
+
 def verdict(entry: dict) -> str:
     """One word for a release: ``ok``, ``ERROR`` (install or run broke), ``UNPROTECTED``
     (the package's status there is not applied or not-needed: its internals moved),
@@ -125,7 +139,7 @@ def verdict(entry: dict) -> str:
     results = [entry["phases"].get(phase) for phase in PHASES]
     if entry.get("error") or any(r and r["outcome"] == ERROR for r in results):
         return "ERROR"
-    if entry.get("fix_state") not in (None, *PROTECTED):
+    if entry.get("fix_state") not in (None, *fix_states(entry.get("torch") or "")):
         return "UNPROTECTED"
     if any(r and not agrees(r) for r in results):
         return "MISMATCH"

@@ -63,7 +63,12 @@ def entry_for(data: dict, spec: str, max_examples: int, fresh: bool) -> tuple[di
 
 
 def refresh(entry: dict) -> None:
-    """Recompute the derived fields of ``entry`` from its phases."""
+    """Recompute the derived fields of ``entry``: each phase's expectation from the patch
+    table (so stored results are judged by today's table), the verdict, seconds, date."""
+    if entry.get("torch"):
+        entry["expected"] = {phase: ex.expected(phase, entry["torch"], entry.get("variant")) for phase in ex.PHASES}
+        for phase, result in entry["phases"].items():
+            result["expected"] = entry["expected"][phase]
     entry["verdict"] = ex.verdict(entry)
     entry["seconds"] = round(sum(p.get("seconds", 0) for p in entry["phases"].values()), 1)
     finished = sorted(p["finished"] for p in entry["phases"].values() if p.get("finished"))
