@@ -65,17 +65,19 @@ class Patch:
     def is_affected(self, torch_version: str) -> bool:
         """Whether stock ``torch_version`` (``"2.14.1+cu130"``, a dev build counts as its
         release) has the bug; for tests and tools, not for deciding to patch."""
-        from packaging.specifiers import SpecifierSet
-
-        release = _versions.release_of(torch_version)
-        return release is not None and release in SpecifierSet(self.affected)
+        return _in(self.affected, torch_version)
 
     def fixes(self, torch_version: str) -> bool:
         """Whether the patch fits ``torch_version``'s internals (:attr:`supported`)."""
-        from packaging.specifiers import SpecifierSet
+        return _in(self.supported, torch_version)
 
-        release = _versions.release_of(torch_version)
-        return release is not None and release in SpecifierSet(self.supported)
+
+def _in(specifier: str, torch_version: str) -> bool:
+    """``torch_version``'s release (a dev build counts as its release) is in ``specifier``."""
+    from packaging.specifiers import SpecifierSet
+
+    release = _versions.release_of(torch_version)
+    return release is not None and release in SpecifierSet(specifier)
 
 
 def split_target(target: str) -> tuple[str, str]:

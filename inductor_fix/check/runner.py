@@ -27,10 +27,9 @@ import os
 import sys
 import tempfile
 import textwrap
-import warnings
 from typing import Any, Sequence
 
-from .case import RESULT_MARKER
+from .case import RESULT_MARKER, ignore_cpu_backend_warning
 from .child import Stopped, run_child, stop_all
 from .._patches import BENCHMARK_REALIGN, CACHE_KEY
 from ..testing.workloads import FLEX, orders_of, steps_of
@@ -125,7 +124,7 @@ def _run_case_process(case: Case, timeout: float, threads: int | None) -> Case:
     if child.result is None:
         case.failure = child.failure if child.timed_out else f"no result: case {child.failure}"
         return case
-    case.seconds, result = child.seconds, child.result
+    result = child.result
     case.state, case.steps, case.guard = result["state"], result["steps"], result["guard"]
     failed = [step for step in case.steps if step["error"]]
     case.ok = not failed and len(case.steps) == steps_of(case.order)
@@ -155,10 +154,15 @@ def _table(cases: list[Case]) -> tuple[str, list[str]]:
     lines = []
     for i, row in enumerate(rows):
         line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[3]
-        lines.append(line if len(line) <= WIDTH else line[: WIDTH - 4] + " ...")  # whole in --json
+        lines.append(_fit(line))
         if i == 0:
             lines.append(("  ".join("-" * w for w in widths) + "  " + "-" * 7)[:WIDTH])
     return "\n".join(lines), notes
+
+
+def _fit(line: str) -> str:
+    """``line`` cut to :data:`WIDTH` columns (the whole text is in ``--json``)."""
+    return line if len(line) <= WIDTH else line[: WIDTH - 4] + " ..."
 
 
 def _wrapped(text: str, indent: str = "") -> str:
@@ -176,8 +180,7 @@ def run_check(
     """Run every case, print the table, return the exit status (0: all patched ok)."""
     import inductor_fix
 
-    # PyPI's triton has no CPU driver and says so at import; the harness needs none.
-    warnings.filterwarnings("ignore", message="Could not find an active CPU backend", category=UserWarning)
+    ignore_cpu_backend_warning()
     try:
         import torch
     except ImportError:
@@ -216,7 +219,7 @@ def run_check(
             case = future.result()
             took = "" if case.failure else f" in {case.seconds:.1f} s"
             line = f"  [{done}/{len(cases)}] {case.op} {case.order} {case.mode}: {case.outcome()}{took}"
-            print(line if len(line) <= WIDTH else line[: WIDTH - 4] + " ...", flush=True)
+            print(_fit(line), flush=True)
     except KeyboardInterrupt:
         stop_all()  # the cases run in sessions of their own: they never saw the Ctrl-C
         pool.shutdown(wait=True, cancel_futures=True)
@@ -230,7 +233,7 @@ def run_check(
         with open(json_path, "w") as handle:
             json.dump(
                 {"torch": status.torch_version, "triton": status.triton_version, "device": device,
-                 "inductor_fix": inductor_fix.__version__, "state": str(inductor_fix.status().state),
+                 "inductor_fix": inductor_fix.__version__,
                  "exit_status": exit_status, "verdict": EXIT_STATUS[exit_status].split(":")[0],
                  "options": {"ops": list(ops), "jobs": jobs, "timeout": timeout},
                  "cases": [dataclasses.asdict(c) for c in cases]},

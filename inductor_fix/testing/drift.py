@@ -136,8 +136,8 @@ def _one(name: str) -> dict:
 def run(name: str, timeout: float = 300) -> dict:
     """The status a user would see after drill ``name``, from a fresh process."""
     env = dict(os.environ, INDUCTOR_FIX_DISABLE="1")
-    process = subprocess.run([sys.executable, "-m", "inductor_fix.testing.drift", "--one", name], capture_output=True, text=True,
-                             env=env, timeout=timeout)
+    process = subprocess.run([sys.executable, "-m", "inductor_fix.testing.drift", "--one", name],
+                             capture_output=True, text=True, env=env, timeout=timeout)
     lines = [line for line in process.stdout.splitlines() if line.startswith("{")]
     if process.returncode or not lines:
         return {"drill": name, "error": (process.stderr.strip().splitlines() or ["no output"])[-1]}

@@ -26,7 +26,8 @@ CPU driver, so this harness replaces exactly four seams, and nothing else:
    (``flex_decoding.get_split_k`` asks ``torch.cuda.get_device_properties``, which
    fails without a driver) and, up to 2.8, the compute capability the flex configs
    are chosen by (``InductorChoices.get_flex_*_configs`` in 2.8, the
-   ``_get_*default_config*`` functions up to 2.7, ask ``torch.cuda.get_device_capability``). While those functions run, the device is a
+   ``_get_*default_config*`` functions up to 2.7, ask
+   ``torch.cuda.get_device_capability``). While those functions run, the device is a
    stand-in H200: :data:`STAND_IN_SMS` multiprocessors, capability
    :data:`STAND_IN_CAPABILITY`; the formulas and config lists are the release's.
 
@@ -59,8 +60,8 @@ from unittest import mock
 
 from ..guard import GRID_VALUES  # one definition of the launch's trailing grid arguments
 
-__all__ = ["ArityOracle", "HARNESS_CONFIG", "STAND_IN_CAPABILITY", "STAND_IN_SMS", "Launch", "flex_lowering_on_triton", "triton_cpu_harness",
-           "triton_flex_lowering"]
+__all__ = ["ArityOracle", "HARNESS_CONFIG", "STAND_IN_CAPABILITY", "STAND_IN_SMS", "Launch", "flex_lowering_on_triton",
+           "triton_cpu_harness", "triton_flex_lowering"]
 
 #: Multiprocessors of the GPU flex decoding is split for under the harness (an NVIDIA H200).
 STAND_IN_SMS = 132
@@ -204,19 +205,18 @@ def _flex_on_triton() -> Iterator[None]:
     with contextlib.ExitStack() as stack:
         stack.enter_context(mock.patch.dict(lowering.lowerings))  # the registration below is undone on exit
         lowering.register_lowering(torch.ops.higher_order.flex_attention, type_promotion_kind=None)(function)
-        # The functions that size flex's work for a GPU: 2.9+ get_split_k; up to 2.7 the default
-        # config getters (which ask for the capability); 2.8 the InductorChoices methods below.
-        flex_attention = _flex_module("flex_attention")
-        for module, name in ((flex_decoding, "get_split_k"), (flex_decoding, "_get_decoding_default_config"),
-                             (flex_attention, "_get_default_config_fwd")):
-            if module is not None and callable(getattr(module, name, None)):
-                stack.enter_context(mock.patch.object(module, name, _on_stand_in_gpu(getattr(module, name))))
         from torch._inductor.choices import InductorChoices
 
-        for name in ("get_flex_attention_fwd_configs", "get_flex_decode_configs"):
-            if name in vars(InductorChoices):
-                configs = _on_stand_in_gpu(vars(InductorChoices)[name])
-                stack.enter_context(mock.patch.object(InductorChoices, name, configs))
+        # The functions that size flex's work for a GPU (seam 5): 2.9+ get_split_k; 2.8 the
+        # InductorChoices config methods; up to 2.7 the default config getters.
+        flex_attention = _flex_module("flex_attention")
+        for owner, name in ((flex_decoding, "get_split_k"), (InductorChoices, "get_flex_attention_fwd_configs"),
+                            (InductorChoices, "get_flex_decode_configs"),
+                            (flex_decoding, "_get_decoding_default_config"),
+                            (flex_attention, "_get_default_config_fwd")):
+            member = vars(owner).get(name) if owner is not None else None
+            if callable(member):
+                stack.enter_context(mock.patch.object(owner, name, _on_stand_in_gpu(member)))
         yield
 
 

@@ -4,14 +4,16 @@ Two property suites run on each release, each three ways (stock, patched,
 diff-applied). Each suite belongs to the patch whose bug it finds, and that
 patch's ``affected`` specifier in ``inductor_fix._patches`` is the expectation:
 stock must fail (pytest exit 1) inside it and pass outside it; patched and
-diff-applied must pass everywhere.
+diff-applied must pass wherever the patch fits the release (its ``supported``
+specifier), and fail on an affected release it does not fit.
 
 - matmul (``TestArityProperties``): the codegen-cache key, pytorch/pytorch#188069,
   fixed in 2.15.0 by PR #188268. 2.8.x ships the cache switched off, so its
   stock passes; the ``codegen-cache`` variant (``2.8.0@codegen-cache``) switches
   it on, and then 2.8.x is affected too.
 - flex (``TestFlexProperties``): the benchmark realignment, pytorch/pytorch#194515,
-  2.8.0 to 2.14.x, fixed for flex forward and decoding in 2.15.0 by PR #194555.
+  2.7.1 to 2.14.x, fixed for flex forward and decoding in 2.15.0 by PR #194555; the
+  patch fits 2.8.0 on (2.7's benchmark code is a closure it cannot wrap).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from inductor_fix import _versions
-from inductor_fix._patches import BENCHMARK_REALIGN, CACHE_KEY, Patch
+from inductor_fix._patches import BENCHMARK_REALIGN, CACHE_KEY, PATCHES, Patch
 
 PASS, FAIL, ERROR, NOT_APPLICABLE = "PASS", "FAIL", "ERROR", "n/a"
 #: Outcomes a rerun keeps (an ERROR may be transient, so it runs again).
@@ -126,15 +128,13 @@ def fix_states(torch_version: str) -> tuple[str, ...]:
     """The overall states ``inductor-fix status`` may truthfully give on ``torch_version``:
     protected, or ``unsupported`` where the table says a patch does not fit an affected
     release (2.7's benchmark-realign). Anything else means the internals moved."""
-    from inductor_fix._patches import PATCHES
-
     if torch_version and any(p.is_affected(torch_version) and not p.fixes(torch_version) for p in PATCHES):
         return ("unsupported",)
     return PROTECTED
 
 def verdict(entry: dict) -> str:
     """One word for a release: ``ok``, ``ERROR`` (install or run broke), ``UNPROTECTED``
-    (the package's status there is not applied or not-needed: its internals moved),
+    (the package's status there is not one :func:`fix_states` allows: its internals moved),
     ``MISMATCH`` (an outcome contradicts its expectation) or ``incomplete``."""
     results = [entry["phases"].get(phase) for phase in PHASES]
     if entry.get("error") or any(r and r["outcome"] == ERROR for r in results):

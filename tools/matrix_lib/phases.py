@@ -223,7 +223,8 @@ def run_phase(phase: str, env, info: dict, log: Path, *, max_examples: int, time
                 return {"outcome": ex.NOT_APPLICABLE, "patches": patches,
                         "summary": f"no variant of patches/{number}-* applies to this build"}
             say("applied " + ", ".join(p["patch"] for p in patches))
-        status, seconds = run_pytest(env, pytest_arguments(phase), log, environment, timeout=timeout, every=every, say=say)
+        status, seconds = run_pytest(env, pytest_arguments(phase), log, environment, timeout=timeout, every=every,
+                                     say=say)
     result = summarize(log, status)
     result.update(seconds=round(seconds, 1), log=shown(log))
     if mode == "diff":
