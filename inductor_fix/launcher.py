@@ -55,6 +55,8 @@ def run(command: Sequence[str]) -> NoReturn | int:
     env = environment()
     program = shutil.which(command[0], path=env.get("PATH"))
     if program is None:
+        if os.sep in command[0] and os.path.exists(command[0]):  # a shell's 126, not "not found"
+            raise LaunchError(f"cannot run {command[0]}: not an executable file", 126)
         raise LaunchError(f"command not found: {command[0]}")
     sys.stdout.flush()
     sys.stderr.flush()
@@ -63,4 +65,5 @@ def run(command: Sequence[str]) -> NoReturn | int:
             return subprocess.call([program, *command[1:]], env=env)
         os.execve(program, list(command), env)
     except OSError as error:  # no shebang, a missing interpreter: as a shell, exit 126
-        raise LaunchError(f"cannot run {command[0]}: {error.strerror}", 126) from None
+        why = "its #! interpreter was not found" if isinstance(error, FileNotFoundError) else error.strerror
+        raise LaunchError(f"cannot run {command[0]}: {why}", 126) from None

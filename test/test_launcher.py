@@ -91,6 +91,18 @@ class TestRun(TestCase):
         self.assertEqual(cannot.returncode, 126)
         self.assertIn("cannot run", cannot.stderr)
         self.assertNotIn("Traceback", cannot.stderr)
+        missing_interpreter = self.directory / "bad-interpreter"
+        missing_interpreter.write_text("#!/no/such/interpreter\n")
+        missing_interpreter.chmod(0o755)
+        bad = self._run(str(missing_interpreter), launcher=(str(console), "run", "--"))
+        self.assertEqual(bad.returncode, 126)
+        self.assertIn("its #! interpreter was not found", bad.stderr)
+        (self.directory / "sub-directory").mkdir()
+        (self.directory / "not-executable").write_text("echo hi\n")
+        for not_executable in (self.directory / "sub-directory", self.directory / "not-executable"):
+            refused = self._run(str(not_executable), launcher=(str(console), "run", "--"))
+            self.assertEqual(refused.returncode, 126, not_executable)  # found, so not 127
+            self.assertIn("not an executable file", refused.stderr)
         empty = self._run(launcher=(str(console), "run"))
         self.assertEqual(empty.returncode, 2)
         self.assertIn("usage: inductor-fix run -- CMD", empty.stderr)
