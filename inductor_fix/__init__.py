@@ -4,8 +4,8 @@ and its autotuning call disagree.
 Importing this package applies the fix, lazily: nothing of ``torch._inductor`` is
 imported here; the patches land when ``torch._inductor.select_algorithm`` is first
 imported, or at once if it already is. What is patched, where and why is one table,
-``inductor_fix._patches.PATCHES``; every target is a ``"Class.attribute"`` of
-``torch/_inductor/select_algorithm.py``:
+``inductor_fix.patches.PATCHES``, one module per patch; every target is a
+``"Class.attribute"`` of ``torch/_inductor/select_algorithm.py``:
 
 ============================  ==========================================================  =====================
 patch                         wraps                                                       fixes (stock torch)
@@ -31,6 +31,8 @@ Public API:
   torch is protected, each patch's state and reason, torch/triton versions.
 - :func:`applied` / :func:`removed` - context managers for scoped use.
 - :func:`is_patched` / :func:`original` - whether a target is wrapped, and its stock object.
+- :func:`activity` - what each patch did in this process (``INDUCTOR_FIX_REPORT=FILE``
+  appends it, per process, to a job report: :mod:`inductor_fix.report`).
 - :class:`InductorFixWarning` - the one warning category this package emits.
 
 Messages go to ``logging.getLogger("inductor_fix")``, also ``TORCH_LOGS="inductor_fix"``.
@@ -38,8 +40,8 @@ Messages go to ``logging.getLogger("inductor_fix")``, also ``TORCH_LOGS="inducto
 CLI: ``inductor-fix status | check | run`` (also ``python -m inductor_fix ...``).
 """
 
-from . import _core, _logs
-from ._core import applied, apply, is_patched, original, remove, removed, status
+from . import _logs, report
+from ._lifecycle import LIFECYCLE
 from ._warnings import InductorFixWarning
 from .status import PatchStatus, State, Status
 
@@ -48,6 +50,7 @@ __all__ = [
     "PatchStatus",
     "State",
     "Status",
+    "activity",
     "applied",
     "apply",
     "is_patched",
@@ -58,11 +61,21 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
+activity = LIFECYCLE.activity
+apply = LIFECYCLE.apply
+remove = LIFECYCLE.remove
+status = LIFECYCLE.status
+applied = LIFECYCLE.applied
+removed = LIFECYCLE.removed
+is_patched = LIFECYCLE.is_patched
+original = LIFECYCLE.original
+
 
 def _apply_at_import() -> None:
     try:
         _logs.install()
-        _core.install()
+        report.install()
+        LIFECYCLE.install()
     except Exception as error:  # never raise at import
         from ._warnings import warn_once
 

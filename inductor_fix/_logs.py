@@ -16,7 +16,7 @@ import logging
 import sys
 from types import ModuleType
 
-from ._hook import PostImportHook
+from . import _hook
 
 __all__ = ["LOGGER_NAME", "install"]
 
@@ -38,4 +38,4 @@ def install() -> None:
     if _REGISTRATIONS in sys.modules:
         _register()
     else:
-        PostImportHook(_REGISTRATIONS, _register).install()
+        _hook.register(_REGISTRATIONS, _register)

@@ -1,31 +1,81 @@
 """An undo stack of exactly what was wrapped, so every patch can be undone exactly.
 
-Each entry is ``(owner, attribute, original, patch name)``. Originals are read
-from ``owner.__dict__``, not ``getattr``: ``getattr`` would return a bound or
-inherited object, and restoring that would change the class. Entries are kept
-per class object, so after ``importlib.reload`` of Inductor's module the old
-classes stay on the stack until ``restore_all`` puts their originals back too.
+Each entry is one ``(owner, attribute)`` slot: the original read from
+``owner.__dict__`` (``getattr`` would return a bound or inherited object, and
+restoring that would change the class), the patch's wrapper, and the object
+installed in the slot: a *switch* that calls the wrapper while the entry is active
+and the original once it is not. Entries are kept per class object, so after
+``importlib.reload`` of Inductor's module the old classes stay on the stack until
+they are restored too.
+
+Two patches may wrap one slot: the second wraps the first's switch, and undoing
+them newest first (or either alone: the other's switch passes calls through) gives
+the original back. Restoring puts the original back only where the slot still holds
+our switch. If
+another library wrapped the attribute after us (``unittest.mock.patch``, a
+``wrapt`` wrapper), its wrapper is left in place, ours inside it turns inert (it
+passes every call to the original), and the entry stays: a later restore, once the
+slot holds our switch again, puts the original back, and a later apply makes it
+active again without wrapping twice.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Callable
 
-__all__ = ["MARKER", "Registry"]
+__all__ = ["MARKER", "Entry", "Registry"]
 
-#: Set on every wrapper this package installs, so a wrapper is recognised even
-#: when a second copy of the package (or a reload) looks at it.
+#: Set on every object this package installs, so it is recognised even when a
+#: second copy of the package (or a reload) looks at it.
 MARKER = "__inductor_fix_patch__"
 
 
-@dataclasses.dataclass(frozen=True)
+def function_of(member: Any) -> Any:
+    return member.__func__ if isinstance(member, (classmethod, staticmethod)) else member
+
+
+@dataclasses.dataclass(eq=False)
 class Entry:
     owner: Any
     attribute: str
     original: Any
+    #: What the patch's factory returned for ``original``.
     wrapper: Any
+    #: What is in the slot: calls ``wrapper`` while :attr:`active`, else ``original``.
+    installed: Any
     patch: str
+    active: bool = True
+
+    @property
+    def target(self) -> str:
+        return f"{self.owner.__qualname__}.{self.attribute}"
+
+    def in_slot(self) -> bool:
+        return self.owner.__dict__.get(self.attribute) is self.installed
+
+    def under_another_wrapper(self) -> bool:
+        """Whether the slot holds another object whose ``__wrapped__`` chain reaches ours."""
+        current, ours = self.owner.__dict__.get(self.attribute), function_of(self.installed)
+        for _ in range(32):  # a chain, not a cycle
+            current = getattr(function_of(current), "__wrapped__", None)
+            if current is None:
+                return False
+            if function_of(current) is ours:
+                return True
+        return False
+
+
+def _switch(entry: Entry) -> Any:
+    patched, original = function_of(entry.wrapper), function_of(entry.original)
+
+    @functools.wraps(original)
+    def switch(*args: Any, **kwargs: Any) -> Any:
+        return (patched if entry.active else original)(*args, **kwargs)
+
+    switch.__inductor_fix_wrapper__ = patched
+    return type(entry.original)(switch) if isinstance(entry.original, (classmethod, staticmethod)) else switch
 
 
 class Registry:
@@ -34,37 +84,60 @@ class Registry:
     def __init__(self) -> None:
         self._stack: list[Entry] = []
 
-    def wrap(self, owner: Any, attribute: str, make_wrapper: Callable[[Any], Any], patch: str) -> Any:
-        """Replace ``owner.attribute`` by ``make_wrapper(original)`` and push the original.
+    def wrap(self, owner: Any, attribute: str, make_wrapper: Callable[[Any], Any], patch: str) -> Entry:
+        """Install ``make_wrapper(original)`` in ``owner.attribute`` (through a switch) and push it.
 
-        Raises KeyError if ``owner`` does not define ``attribute`` itself, and
-        RuntimeError if it is already an ``inductor_fix`` wrapper.
+        An entry of ours for the slot that is still reachable from it (in the slot, or under
+        another library's wrapper) is made active again instead (no second wrap); one that
+        is not (someone put another object in the slot) is dropped. Raises KeyError if ``owner`` does not define ``attribute`` itself, and
+        RuntimeError if it already holds another copy's ``inductor_fix`` object.
         """
+        entry = self.find(owner, attribute, patch)
+        if entry is not None and (entry.in_slot() or entry.under_another_wrapper()):
+            entry.active = True
+            return entry
+        if entry is not None:
+            self._stack.remove(entry)
         original = owner.__dict__[attribute]
-        if getattr(original, MARKER, None) is not None:
+        ours = any(e.installed is original for e in self._stack)  # another patch's: wrapped over it
+        if getattr(original, MARKER, None) is not None and not ours:
             raise RuntimeError(f"{owner.__qualname__}.{attribute} is already patched by inductor_fix")
-        wrapper = make_wrapper(original)
-        setattr(wrapper, MARKER, patch)
-        setattr(owner, attribute, wrapper)
-        self._stack.append(Entry(owner, attribute, original, wrapper, patch))
-        return wrapper
+        entry = Entry(owner, attribute, original, make_wrapper(original), None, patch)
+        entry.installed = _switch(entry)
+        setattr(entry.installed, MARKER, patch)
+        setattr(function_of(entry.installed), MARKER, patch)  # under a classmethod too
+        setattr(owner, attribute, entry.installed)
+        self._stack.append(entry)
+        return entry
 
-    def restore(self, owner: Any, attribute: str) -> None:
-        """Put back the exact original of ``owner.attribute``; a no-op if not patched."""
-        for index in range(len(self._stack) - 1, -1, -1):
-            entry = self._stack[index]
-            if entry.owner is owner and entry.attribute == attribute:
-                del self._stack[index]
-                setattr(owner, attribute, entry.original)
+    def restore(self, entry: Entry) -> bool:
+        """Make ``entry`` inert; put its original back and drop it if the slot still holds
+        its switch, or just drop it if the slot holds the original again. False if another
+        object sits in the slot (a ``mock.patch``, a wrapper over ours): it is left there and
+        the entry stays, inert, to be restored once the slot holds our switch again."""
+        entry.active = False
+        current = entry.owner.__dict__.get(entry.attribute)
+        if current is not entry.installed and current is not entry.original:
+            return False
+        if current is entry.installed:
+            setattr(entry.owner, entry.attribute, entry.original)
+        self._stack.remove(entry)
+        return True
 
-    def restore_all(self, patch: str | None = None) -> None:
-        """Undo every wrap (of ``patch`` only, if given), newest first, old classes included."""
-        for entry in reversed(list(self._stack)):
-            if patch is None or entry.patch == patch:
-                self.restore(entry.owner, entry.attribute)
+    def restore_all(self, patch: str | None = None) -> list[Entry]:
+        """Undo every wrap (of ``patch`` only, if given), newest first, old classes included;
+        the entries left in place under another library's wrapper."""
+        return [entry for entry in reversed(list(self._stack))
+                if (patch is None or entry.patch == patch) and not self.restore(entry)]
 
-    def find(self, owner: Any, attribute: str) -> Entry | None:
-        return next((e for e in self._stack if e.owner is owner and e.attribute == attribute), None)
+    def find(self, owner: Any, attribute: str, patch: str | None = None) -> Entry | None:
+        """The oldest entry for the slot (of ``patch``, if given): two patches may wrap one slot."""
+        return next((e for e in self._stack if e.owner is owner and e.attribute == attribute
+                     and (patch is None or e.patch == patch)), None)
+
+    def newest(self, owner: Any, attribute: str) -> Entry | None:
+        """The entry whose switch should be in the slot: the last one wrapped."""
+        return next((e for e in reversed(self._stack) if e.owner is owner and e.attribute == attribute), None)
 
     def __len__(self) -> int:
         return len(self._stack)

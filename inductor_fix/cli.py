@@ -1,4 +1,4 @@
-"""Command line: ``inductor-fix {status,check,run}`` (also ``python -m inductor_fix ...``)."""
+"""Command line: ``inductor-fix {status,check,run,report}`` (also ``python -m inductor_fix ...``)."""
 
 from __future__ import annotations
 
@@ -35,10 +35,27 @@ def _run(args: argparse.Namespace) -> int:
 
     command = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
     try:
-        return run(command)
+        return run(command, report=args.report)
     except LaunchError as error:
         print(f"inductor-fix run: {error}", file=sys.stderr)
         return error.status
+
+
+def _report(args: argparse.Namespace) -> int:
+    from .report import ReportError, format_summary, read, summarize
+
+    try:
+        entries, notes = read(args.file)
+    except ReportError as error:
+        print(json.dumps({"needed": None, "error": str(error)}, indent=2) if args.json else "needed: unknown")
+        print(f"inductor-fix report: {error}", file=sys.stderr)
+        return 2
+    if not entries:
+        notes = [*notes, "no usable line: no process of the job loaded Inductor" if not notes else
+                 "no usable line"]
+    summary = summarize(entries, notes)
+    print(json.dumps(summary, indent=2) if args.json else format_summary(summary))
+    return 1 if summary["needed"] is None else 0
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -48,7 +65,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _ops(text: str) -> list[str]:
-    from .testing.workloads import OPS
+    from .check.workloads import OPS
 
     ops = list(dict.fromkeys(op.strip() for op in text.split(",") if op.strip()))
     unknown = [op for op in ops if op not in OPS]
@@ -123,13 +140,14 @@ def _main(argv: list[str] | None) -> int:
         description="Fix for Inductor's max-autotune template-argument crashes\n"
         "(pytorch/pytorch#188069, codegen-cache aliasing; #194515, FlexAttention captured buffers).",
         epilog=f"examples:\n  {program} status --require protected   # exit 1 unless this torch is protected\n"
-        f"  {program} check\n  {program} run -- torchrun --nproc-per-node 8 train.py",
+        f"  {program} check\n  {program} run --report job.jsonl -- torchrun --nproc-per-node 8 train.py\n"
+        f"  {program} report job.jsonl",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     from . import __version__
 
     parser.add_argument("--version", action="version", version=f"inductor_fix {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{status,check,run}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{status,check,run,report}")
 
     status = commands.add_parser(
         "status", help="what is patched on this torch, and why",
@@ -151,10 +169,27 @@ def _main(argv: list[str] | None) -> int:
         "sitecustomize put first on PYTHONPATH; an existing sitecustomize still runs. Installed files are "
         "not edited. INDUCTOR_FIX_DISABLE still applies in every process. Exit status: CMD's; 127 if CMD "
         "is not found, 126 if it cannot be executed.",
-        usage=f"{program} run -- CMD [ARGS ...]",
+        usage=f"{program} run [--report FILE] -- CMD [ARGS ...]",
     )
+    run.add_argument("--report", metavar="FILE",
+                     help="every Python process of CMD that loads Inductor appends one JSON line to FILE when it "
+                     "exits (what the fix did there); read it with: report FILE")
     run.add_argument("cmd", nargs=argparse.REMAINDER, metavar="CMD", help="the command and its arguments")
     run.set_defaults(run=_run)
+
+    from .report import EXIT_STATUS as REPORT_EXIT_STATUS
+
+    report = commands.add_parser(
+        "report", help="what the fix did across a job's processes, and whether it is still needed",
+        description="Fold a job report (run --report FILE, or INDUCTOR_FIX_REPORT=FILE) into one screen: first "
+        "line 'needed: yes', 'needed: no' or 'needed: unknown', then what each patch did in which process, "
+        "and advice. Exit status: " + "; ".join(f"{code} {meaning}" for code, meaning in REPORT_EXIT_STATUS.items())
+        + ".",
+    )
+    report.add_argument("file", metavar="FILE", help="the report file (JSON lines)")
+    report.add_argument("--json", action="store_true", help='print the summary as JSON (top-level "needed": '
+                        "true, false or null)")
+    report.set_defaults(run=_report)
 
     check = commands.add_parser(
         "check", help="reproduce the crash stock vs patched on this torch",
@@ -163,7 +198,7 @@ def _main(argv: list[str] | None) -> int:
         + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_STATUS.items()) + ".",
     )
     from .check.runner import DEFAULT_OPS
-    from .testing.workloads import OPS
+    from .check.workloads import OPS
 
     check.add_argument(
         "--ops", type=_ops, default=",".join(DEFAULT_OPS),

@@ -43,16 +43,34 @@ def environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def run(command: Sequence[str]) -> NoReturn | int:
-    """Replace this process by ``command`` (POSIX ``exec``: signals and exit status are the
-    command's own); on Windows, run it and return its exit status.
+def report_path(path: str) -> str:
+    """``path`` made absolute (the command's processes may change directory), after checking
+    that it can be appended to (created empty if missing). Raises LaunchError (status 2)."""
+    absolute = os.path.abspath(path)
+    try:
+        descriptor = os.open(absolute, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError as error:
+        raise LaunchError(f"--report {path}: cannot append to it: {error.strerror or error}", 2) from None
+    os.close(descriptor)
+    return absolute
 
-    Raises LaunchError if ``command`` is empty, its program is not on ``PATH``, or it
-    cannot be executed.
+
+def run(command: Sequence[str], report: str | None = None) -> NoReturn | int:
+    """Replace this process by ``command`` (POSIX ``exec``: signals and exit status are the
+    command's own); on Windows, run it and return its exit status. With ``report``, every
+    Python process of the command that loads Inductor appends its line to that file
+    (``INDUCTOR_FIX_REPORT``, :mod:`inductor_fix.report`).
+
+    Raises LaunchError if ``command`` is empty, its program is not on ``PATH``, it
+    cannot be executed, or ``report`` cannot be appended to.
     """
     if not command:
         raise LaunchError("no command given: inductor-fix run -- CMD [ARGS ...]", 2)
     env = environment()
+    if report is not None:
+        from .report import VARIABLE
+
+        env[VARIABLE] = report_path(report)
     program = shutil.which(command[0], path=env.get("PATH"))
     if program is None:
         if os.sep in command[0] and os.path.exists(command[0]):  # a shell's 126, not "not found"

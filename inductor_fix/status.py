@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import json
-import textwrap
 
 __all__ = ["PatchStatus", "State", "Status"]
 
@@ -39,14 +37,16 @@ class State(str, enum.Enum):
 
 @dataclasses.dataclass(frozen=True)
 class PatchStatus:
-    """One patch: ``name`` (``"cache-key"``, ``"arity-guard"`` or ``"benchmark-realign"``),
-    the dotted ``target`` (or targets, comma-separated) it wraps, its ``state``, and a
-    one-line ``reason``."""
+    """One patch: ``name`` (a patch of ``inductor_fix.patches.PATCHES``), the dotted
+    ``target`` (or targets, comma-separated) it wraps, its ``state``, and a one-line
+    ``reason``."""
 
     name: str
     target: str
     state: State
     reason: str
+    #: What it did in this process: kind -> count (``inductor_fix.activity()`` has the details).
+    activity: dict = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,6 +63,7 @@ class Status:
     ``torch_version`` is ``torch.__version__`` once torch is imported
     (``"2.14.1+cu130"``), else the installed distribution's version (``"2.14.1"``);
     ``triton_version`` the installed distribution's. Both are None when not installed.
+    ``inductor_fix_version`` is this package's version.
     """
 
     state: State
@@ -71,9 +72,11 @@ class Status:
     torch_version: str | None
     triton_version: str | None
     patches: tuple[PatchStatus, ...]
+    inductor_fix_version: str | None = None
 
     @classmethod
-    def of(cls, patches: tuple[PatchStatus, ...], torch_version: str | None, triton_version: str | None) -> Status:
+    def of(cls, patches: tuple[PatchStatus, ...], torch_version: str | None, triton_version: str | None,
+           inductor_fix_version: str | None = None) -> Status:
         """The overall status of ``patches`` (rules in the class docstring)."""
         for state in (State.PENDING, State.UNSUPPORTED, State.DISABLED, State.REMOVED, State.APPLIED):
             named = [p for p in patches if p.state == state]
@@ -89,7 +92,7 @@ class Status:
         else:
             which = "" if len(named) == len(patches) else f"{', '.join(p.name for p in named)} {state}: "
             reason = f"{'' if protected is None else 'not protected: '}{which}{named[0].reason}"
-        return cls(state, reason, protected, torch_version, triton_version, patches)
+        return cls(state, reason, protected, torch_version, triton_version, patches, inductor_fix_version)
 
     def patch(self, name: str) -> PatchStatus:
         """The :class:`PatchStatus` called ``name``; KeyError if there is none."""
@@ -99,16 +102,20 @@ class Status:
         raise KeyError(name)
 
     def to_dict(self) -> dict:
+        import json
+
         return json.loads(json.dumps(dataclasses.asdict(self), default=str))
 
     def format(self, width: int = 100) -> str:
         """Human-readable summary, as printed by ``inductor-fix status``: lines of at most
         ``width`` columns, targets named relative to their module."""
+        import textwrap
+
         module = "torch._inductor.select_algorithm."
         lines = textwrap.wrap(f"inductor_fix: {self.state} - {self.reason}", width, subsequent_indent="  ",
                               break_on_hyphens=False)
-        lines.append(f"  torch {self.torch_version or 'not installed'}, triton {self.triton_version or 'not installed'}"
-                     f"; targets in {module[:-1]}")
+        lines.append(f"  inductor_fix {self.inductor_fix_version}, torch {self.torch_version or 'not installed'}, "
+                     f"triton {self.triton_version or 'not installed'}; targets in {module[:-1]}")
         indent = " " * 32
         for patch in self.patches:
             targets = [target.strip().removeprefix(module) for target in patch.target.split(",")]
@@ -116,4 +123,8 @@ class Status:
             lines += [indent + target for target in targets[1:]]
             lines += textwrap.wrap(patch.reason, width, initial_indent=indent, subsequent_indent=indent,
                                    break_on_hyphens=False)
+            if any(patch.activity.values()):
+                did = ", ".join(f"{kind} {count}" for kind, count in patch.activity.items() if count)
+                lines += textwrap.wrap(f"did in this process: {did}", width, initial_indent=indent,
+                                       subsequent_indent=indent)
         return "\n".join(lines)

@@ -1,7 +1,9 @@
-"""Shared test helpers: skips, subprocess runs, and the harness sequence assertion."""
+"""Shared test helpers: which bug this torch has (from the patch table), skips, subprocess
+runs, and figures for the closing note of a GPU run."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -11,38 +13,54 @@ import unittest
 import torch
 from packaging.version import Version
 
-from inductor_fix._patches import BENCHMARK_REALIGN, CACHE_KEY
 from inductor_fix._versions import release_of
+from inductor_fix.patches import patch_for_op
 
 TORCH_RELEASE = Version(release_of(torch.__version__))
-#: Stock has the codegen-cache bug (pytorch/pytorch#188069) with default config: the patch table's range.
-AFFECTED = CACHE_KEY.is_affected(torch.__version__)
-#: Stock FlexAttention crashes on in-graph captured buffers (pytorch/pytorch#194515).
-FLEX_AFFECTED = BENCHMARK_REALIGN.is_affected(torch.__version__)
 HAS_CUDA = torch.cuda.is_available()
+#: GPU mode (kernels run, results compared with eager) with CUDA, else the CPU harness.
+DEVICE = "cuda" if HAS_CUDA else "cpu"
 
 try:
-    from torch._inductor.utils import fresh_cache
+    from torch._inductor.utils import fresh_cache  # noqa: F401  (re-exported)
 except ImportError:  # torch <= 2.7 calls it fresh_inductor_cache
-    from torch._inductor.utils import fresh_inductor_cache as fresh_cache
+    from torch._inductor.utils import fresh_inductor_cache as fresh_cache  # noqa: F401
+
+#: What the arity guard counts when it has to act (``counters["inductor_fix"]``).
+GUARD_KINDS = ("regenerated", "excluded", "excluded_at_benchmark")
+#: Max relative error against eager a GPU-mode result may have, per dtype.
+TOLERANCE = {"float32": 1e-3, "float16": 2e-2, "bfloat16": 6e-2}
 
 requires_cuda = unittest.skipUnless(HAS_CUDA, "needs a CUDA GPU (GPU mode)")
-requires_affected = unittest.skipUnless(AFFECTED, f"torch {torch.__version__} is not an affected release")
 
 
-def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    """Run ``code`` in a fresh interpreter; ``env`` is added to (and may delete with
-    None values from) this process's environment."""
-    full_env = dict(os.environ)
+def affected(op: str) -> bool:
+    """Whether stock compiles of ``inductor-fix check`` op ``op`` crash on this torch: the
+    affected range of the patch that lists ``op`` (False if no patch does)."""
+    patch = patch_for_op(op)
+    return patch is not None and patch.crashes(op, torch.__version__)
+
+
+def run_python(code: str, env: dict[str, str | None] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter, this folder's helpers importable; ``env`` is added
+    to (and may delete with None values from) this process's environment."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    full_env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])))
     for key, value in (env or {}).items():
         if value is None:
             full_env.pop(key, None)
         else:
             full_env[key] = value
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full_env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def report(name: str, **figures) -> None:
+    """Print figures of a GPU test as one JSON line, and append it to
+    ``$INDUCTOR_FIX_GPU_FIGURES`` if set (collected for release notes)."""
+    line = json.dumps({"test": name, **figures})
+    print(line)
+    path = os.environ.get("INDUCTOR_FIX_GPU_FIGURES")
+    if path:
+        with open(path, "a") as handle:
+            handle.write(line + "\n")

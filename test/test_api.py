@@ -1,35 +1,61 @@
-"""Public API and gating: apply / remove / status / context managers, each decision asserted."""
+"""Public API and the lifecycle: apply / remove / status / context managers, each decision
+asserted for every patch of the table, and undo that respects other libraries' wrappers."""
 
 from __future__ import annotations
 
 import functools
+import os
+import subprocess
 import sys
+import textwrap
 import threading
 import types
 import warnings
 from unittest import mock
 
+import wrapt
 from helpers import TORCH_RELEASE, run_python
 
 import inductor_fix
 import torch
 import torch._inductor.select_algorithm as select_algorithm
 from inductor_fix import State
-from inductor_fix._fingerprints import RECORDED
-from inductor_fix._patches import TARGETS, function_of, split_target
+from inductor_fix._lifecycle import LIFECYCLE
 from inductor_fix._registry import MARKER
+from inductor_fix.patches import PATCHES, TARGETS
+from inductor_fix.patches.base import CODEGEN_CACHE_ADDED, function_of, split_target
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 from torch._inductor.test_case import TestCase, run_tests
 
-CACHE = select_algorithm.GeneratedCodeCache
-TEMPLATE = select_algorithm.TritonTemplate
-SELECTOR = select_algorithm.AlgorithmSelectorCache
 #: (class, attribute) of every patch target, from the patch table.
 WRAPPED = tuple((getattr(select_algorithm, owner), name) for owner, name in map(split_target, TARGETS))
+
+
+def _layers(member: object) -> tuple[int, object]:
+    """How many of this package's wrappers sit in a slot's ``__wrapped__`` chain, and the
+    function at its end."""
+    function, count = function_of(member), 0
+    while hasattr(function, "__wrapped__"):
+        count += getattr(function, MARKER, None) is not None
+        function = function.__wrapped__
+    return count, function
+
+
+def _wrappers_of(owner: type, name: str) -> int:
+    """How many patches of the table wrap ``owner.name``."""
+    return sum(f"{owner.__name__}.{name}" in patch.targets for patch in PATCHES)
 
 
 def _originals() -> list[object]:
     with inductor_fix.removed():
         return [owner.__dict__[name] for owner, name in WRAPPED]
+
+
+def _needs_codegen_cache(patch) -> bool:
+    """A bug that lives in the codegen cache starts no earlier than the cache does."""
+    first = min(Version(spec.version) for spec in SpecifierSet(patch.affected) if spec.operator == ">=")
+    return first >= Version(CODEGEN_CACHE_ADDED)
 
 
 class TestApplyRemove(TestCase):
@@ -48,8 +74,7 @@ class TestApplyRemove(TestCase):
             wrapper = owner.__dict__[name]
             self.assertIsNot(wrapper, original)
             self.assertIs(type(wrapper), type(original), f"{owner.__name__}.{name}: classmethod kept")
-            inner = function_of(wrapper).__wrapped__
-            self.assertIs(inner, function_of(original), f"{owner.__name__}.{name} wrapped twice")
+            self.assertEqual(_layers(wrapper), (_wrappers_of(owner, name), function_of(original)), name)
             self.assertTrue(getattr(wrapper, MARKER))
             self.assertTrue(inductor_fix.is_patched(f"{owner.__name__}.{name}"))
             self.assertIs(inductor_fix.original(f"{owner.__name__}.{name}"), original)
@@ -69,24 +94,25 @@ class TestApplyRemove(TestCase):
     def test_status_describes_applied_fix(self) -> None:
         status = inductor_fix.apply()
         self.assertEqual(status.state, State.APPLIED)
+        self.assertIs(status.protected, True)
         self.assertEqual(status.torch_version, torch.__version__)
         self.assertTrue(status.triton_version)
-        self.assertEqual([p.name for p in status.patches], ["cache-key", "arity-guard", "benchmark-realign"])
-        self.assertEqual(
-            status.patch("cache-key").target, "torch._inductor.select_algorithm.GeneratedCodeCache.make_key"
-        )
-        self.assertIn("aliasing pattern", status.patch("cache-key").reason)
-        self.assertIs(status.protected, True)
+        self.assertEqual(status.inductor_fix_version, inductor_fix.__version__)
+        self.assertEqual([p.name for p in status.patches], [p.name for p in PATCHES])
+        for patch in PATCHES:
+            self.assertEqual((status.patch(patch.name).target, status.patch(patch.name).reason),
+                             (patch.target, patch.effect))
         self.assertEqual(status.to_dict()["state"], "applied")
 
     def test_context_managers_restore_previous_state(self) -> None:
+        (owner, name), original = WRAPPED[0], self.originals[0]
         inductor_fix.apply()
         with inductor_fix.removed() as inside:
             self.assertEqual(inside.state, State.REMOVED)
-            self.assertIs(CACHE.__dict__["make_key"], self.originals[0])
+            self.assertIs(owner.__dict__[name], original)
             with inductor_fix.applied() as nested:
                 self.assertEqual(nested.state, State.APPLIED)
-            self.assertIs(CACHE.__dict__["make_key"], self.originals[0])
+            self.assertIs(owner.__dict__[name], original)
         self.assertEqual(inductor_fix.status().state, State.APPLIED)
 
     def test_concurrent_apply_wraps_once(self) -> None:
@@ -103,7 +129,7 @@ class TestApplyRemove(TestCase):
         for thread in threads:
             thread.join()
         for (owner, name), original in zip(WRAPPED, self.originals):
-            self.assertIs(function_of(owner.__dict__[name]).__wrapped__, function_of(original))
+            self.assertEqual(_layers(owner.__dict__[name]), (_wrappers_of(owner, name), function_of(original)))
 
     def test_many_cycles_leave_originals(self) -> None:
         for _ in range(1000):
@@ -113,16 +139,100 @@ class TestApplyRemove(TestCase):
             self.assertIs(owner.__dict__[name], original)
 
 
+class TestOtherWrappers(TestCase):
+    """remove() restores only slots that still hold this package's wrapper: one another
+    library put over ours is left in place, ours inside it turns inert, and it is removed
+    later; one put under ours (before apply) is what remove() gives back."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.originals = _originals()
+        inductor_fix.apply()
+        self.addCleanup(inductor_fix.apply)
+
+    def test_mock_patch_over_ours(self) -> None:
+        for (owner, name), original in zip(WRAPPED, self.originals):
+            ours = owner.__dict__[name]
+            with mock.patch.object(owner, name, mock.sentinel.theirs):
+                with self.assertLogs("inductor_fix", "WARNING") as logs:
+                    status = inductor_fix.remove()
+                self.assertIs(owner.__dict__[name], mock.sentinel.theirs, "their object was replaced")
+                self.assertIn("left in place", "\n".join(logs.output))
+                patch = next(p for p in PATCHES if f"{owner.__name__}.{name}" in p.targets)
+                self.assertEqual(status.patch(patch.name).state, State.REMOVED)
+                self.assertIn(f"{owner.__name__}.{name} is wrapped by another library", status.patch(patch.name).reason)
+            self.assertIs(owner.__dict__[name], ours)  # mock put ours back: inert, and removable
+            self.assertFalse(inductor_fix.is_patched(f"{owner.__name__}.{name}"))
+            inductor_fix.remove()
+            self.assertIs(owner.__dict__[name], original)
+            inductor_fix.apply()
+
+    def test_wrapt_wrapper_over_ours(self) -> None:
+        owner, name = WRAPPED[0]
+        original = self.originals[0]
+        seen = []
+
+        def theirs(wrapped, instance, args, kwargs):
+            seen.append(wrapped)
+            return wrapped(*args, **kwargs)
+
+        wrapt.wrap_function_wrapper(owner, name, theirs)
+        try:
+            wrapper = owner.__dict__[name]
+            inductor_fix.remove()
+            self.assertIs(owner.__dict__[name], wrapper, "their wrapper must stay")
+            ours = wrapper.__wrapped__
+            self.assertTrue(getattr(ours, MARKER))
+            entry = LIFECYCLE._registry.find(owner, name)
+            self.assertFalse(entry.active, "ours inside theirs must pass calls through after remove()")
+            inductor_fix.apply()  # made active again, not wrapped a second time
+            self.assertIs(owner.__dict__[name], wrapper)
+            self.assertTrue(entry.active)
+            self.assertIs(LIFECYCLE._registry.find(owner, name), entry)
+        finally:
+            setattr(owner, name, owner.__dict__[name].__wrapped__)  # unwrap theirs
+        inductor_fix.remove()
+        self.assertIs(owner.__dict__[name], original)
+
+    def test_wrapper_under_ours_is_what_remove_gives_back(self) -> None:
+        inductor_fix.remove()
+        owner, name = WRAPPED[0]
+
+        @functools.wraps(self.originals[0])
+        def theirs(*args, **kwargs):
+            return self.originals[0](*args, **kwargs)
+
+        setattr(owner, name, theirs)
+        try:
+            self.assertEqual(inductor_fix.apply().state, State.APPLIED)
+            self.assertIs(inductor_fix.original(f"{owner.__name__}.{name}"), theirs)
+            inductor_fix.remove()
+            self.assertIs(owner.__dict__[name], theirs)
+        finally:
+            setattr(owner, name, self.originals[0])
+
+    def test_mock_patch_before_apply_is_not_recognised(self) -> None:
+        inductor_fix.remove()
+        owner, name = WRAPPED[0]
+        with mock.patch.object(owner, name, mock.MagicMock()):
+            with self.assertWarnsRegex(inductor_fix.InductorFixWarning, "is not a plain function"):
+                status = inductor_fix.apply()
+            self.assertEqual(status.state, State.UNSUPPORTED)
+            inductor_fix.remove()
+        self.assertIs(owner.__dict__[name], self.originals[0])
+
+
 class TestGating(TestCase):
     """Each way the package decides not to patch, asserted with its reason."""
 
     def setUp(self) -> None:
         super().setUp()
+        self.originals = _originals()
         inductor_fix.remove()
-        self.make_key = CACHE.__dict__["make_key"]
 
     def tearDown(self) -> None:
-        CACHE.make_key = self.make_key
+        for (owner, name), original in zip(WRAPPED, self.originals):
+            setattr(owner, name, original)
         inductor_fix.apply()
         super().tearDown()
 
@@ -132,137 +242,178 @@ class TestGating(TestCase):
         self.assertEqual(status.state, State.DISABLED)
         self.assertIs(status.protected, False)
         self.assertEqual({p.state for p in status.patches}, {State.DISABLED})
-        self.assertIs(CACHE.__dict__["make_key"], self.make_key)
+        self.assertEqual([owner.__dict__[name] for owner, name in WRAPPED], self.originals)
 
-    def test_one_patch_disabled_by_name(self) -> None:
-        with mock.patch.dict("os.environ", {"INDUCTOR_FIX_DISABLE": " arity-guard "}):
-            status = inductor_fix.apply()
+    def test_each_patch_disabled_by_name(self) -> None:
+        for disabled in PATCHES:
+            inductor_fix.remove()
+            with mock.patch.dict("os.environ", {"INDUCTOR_FIX_DISABLE": f" {disabled.name} "}):
+                status = inductor_fix.apply()
+            self.assertEqual({p.name: p.state for p in status.patches},
+                             {p.name: State.DISABLED if p is disabled else State.APPLIED for p in PATCHES})
+            self.assertEqual((status.state, status.protected), (State.DISABLED, False))
+            self.assertIn(f"{disabled.name} disabled", status.reason)
+            for target in TARGETS:
+                wrapped = any(target in p.targets for p in PATCHES if p is not disabled)
+                self.assertEqual(inductor_fix.is_patched(target), wrapped, target)
+
+    def test_unknown_name_warns_and_the_known_ones_still_apply(self) -> None:
+        known = PATCHES[-1].name
+        with mock.patch.dict("os.environ", {"INDUCTOR_FIX_DISABLE": f"no-such-patch,{known}"}):
+            os.environ.pop("INDUCTOR_FIX_DISABLE_WARNED", None)
+            with self.assertWarnsRegex(inductor_fix.InductorFixWarning, "unknown patch.*no-such-patch"):
+                status = inductor_fix.apply()
+            self.assertEqual(os.environ.get("INDUCTOR_FIX_DISABLE_WARNED"), f"no-such-patch,{known}")
         self.assertEqual({p.name: p.state for p in status.patches},
-                         {"cache-key": State.APPLIED, "arity-guard": State.DISABLED,
-                          "benchmark-realign": State.APPLIED})
-        self.assertEqual((status.state, status.protected), (State.DISABLED, False))
-        self.assertIn("arity-guard disabled", status.reason)
-        self.assertFalse(inductor_fix.is_patched("TritonTemplate.generate"))
-        self.assertTrue(inductor_fix.is_patched("GeneratedCodeCache.make_key"))
+                         {p.name: State.DISABLED if p.name == known else State.APPLIED for p in PATCHES})
 
-    def test_unknown_patch_name_changes_nothing(self) -> None:
-        with mock.patch.dict("os.environ", {"INDUCTOR_FIX_DISABLE": "arity_guard"}):
-            with self.assertWarnsRegex(inductor_fix.InductorFixWarning, "unknown patch name.*arity_guard"):
+    def test_unknown_name_warned_by_a_parent_is_not_warned_again(self) -> None:
+        value = "no-such-patch"
+        with mock.patch.dict("os.environ", {"INDUCTOR_FIX_DISABLE": value, "INDUCTOR_FIX_DISABLE_WARNED": value}):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", inductor_fix.InductorFixWarning)
                 status = inductor_fix.apply()
         self.assertEqual({p.state for p in status.patches}, {State.APPLIED})
 
-    def test_not_needed_when_key_already_separates_aliasing(self) -> None:
-        """Decided by probing make_key's behaviour, whatever the version string says."""
-        original = self.make_key
-
-        @functools.wraps(original)
-        def make_key_keyed_by_identity(self, input_nodes, *args, **kwargs):
-            key = original(self, input_nodes, *args, **kwargs)
-            return None if key is None else key + repr([id(n) for n in input_nodes])
-
-        CACHE.make_key = make_key_keyed_by_identity
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", inductor_fix.InductorFixWarning)
-            status = inductor_fix.apply()
-        self.assertEqual(status.patch("cache-key").state, State.NOT_NEEDED)
-        self.assertIn("already keys the aliasing pattern", status.patch("cache-key").reason)
-        self.assertEqual((status.state, status.protected), (State.APPLIED, True))  # the others still apply
-        self.assertIs(CACHE.__dict__["make_key"], make_key_keyed_by_identity)
-
     def test_not_needed_without_codegen_cache(self) -> None:
-        """torch <= 2.7 has no GeneratedCodeCache: nothing to fix, nothing patched."""
+        """torch <= 2.7 has no GeneratedCodeCache: a patch whose bug lives in it is not needed
+        there and patches nothing; the others decide as on any torch."""
         stand_in = types.ModuleType(select_algorithm.__name__)
-        stand_in.TritonTemplate = TEMPLATE
-        stand_in.TritonTemplateCaller = select_algorithm.TritonTemplateCaller
-        stand_in.AlgorithmSelectorCache = SELECTOR
+        for name in ("TritonTemplate", "TritonTemplateCaller", "AlgorithmSelectorCache", "NoValidChoicesError", "ir"):
+            setattr(stand_in, name, getattr(select_algorithm, name))
         with mock.patch.dict(sys.modules, {select_algorithm.__name__: stand_in}):
             status = inductor_fix.apply()
             inductor_fix.remove()
-        self.assertEqual({status.patch(n).state for n in ("cache-key", "arity-guard")}, {State.NOT_NEEDED})
-        # Realignment needs no codegen cache: it applies wherever its target is as recognised.
-        self.assertEqual(status.patch("benchmark-realign").state, State.APPLIED)
-        self.assertIn("no Triton template codegen cache", status.patch("cache-key").reason)
-        self.assertIs(TEMPLATE.__dict__["generate"], _originals()[1])
+        for patch in PATCHES:
+            expected = State.NOT_NEEDED if _needs_codegen_cache(patch) else State.APPLIED
+            self.assertEqual(status.patch(patch.name).state, expected, patch.name)
+            if expected == State.NOT_NEEDED:
+                self.assertIn("no Triton template codegen cache", status.patch(patch.name).reason)
+        self.assertEqual([owner.__dict__[name] for owner, name in WRAPPED], self.originals)
 
-    def test_unsupported_signature_warns_once(self) -> None:
-        def make_key(self, nodes, num_stages, num_warps):
-            return "key"
-
-        CACHE.make_key = make_key
-        with self.assertWarnsRegex(inductor_fix.InductorFixWarning, "no 'input_nodes' parameter"):
-            status = inductor_fix.apply()
-        self.assertEqual(status.state, State.UNSUPPORTED)
-        self.assertIs(CACHE.__dict__["make_key"], make_key)
-        inductor_fix.remove()
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            inductor_fix.apply()
-        self.assertEqual([w for w in caught if issubclass(w.category, inductor_fix.InductorFixWarning)], [])
-
-    def test_warnings_as_errors_never_raise(self) -> None:
-        """-W error must not turn the "not applied" warning into an exception in torch's import."""
-
-        def make_key(self, input_nodes, werror_probe_parameter):
-            return "key"
-
-        CACHE.make_key = make_key
-        with warnings.catch_warnings(), self.assertLogs("inductor_fix", "WARNING") as logs:
-            warnings.simplefilter("error")
-            status = inductor_fix.apply()
-        self.assertEqual(status.state, State.UNSUPPORTED)
-        self.assertIn("werror_probe_parameter", "\n".join(logs.output))
+    def test_unrecognised_target_warns_once_and_is_left_alone(self) -> None:
+        """A target that is not a plain function (a vendor build, a C extension): that patch
+        says unsupported, one warning, the object untouched; the other patches still apply."""
+        for patch in PATCHES:
+            owner, name = getattr(select_algorithm, split_target(next(iter(patch.targets)))[0]), \
+                split_target(next(iter(patch.targets)))[1]
+            stand_in = types.SimpleNamespace()
+            setattr(owner, name, stand_in)
+            inductor_fix.remove()
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                status = inductor_fix.apply()
+            self.assertEqual(status.patch(patch.name).state, State.UNSUPPORTED)
+            self.assertIs(owner.__dict__[name], stand_in)
+            warned = [w for w in caught if f"{patch.name} patch not applied" in str(w.message)]
+            self.assertLessEqual(len(warned), 1)  # once per process and message
+            inductor_fix.remove()
+            setattr(owner, name, self.originals[WRAPPED.index((owner, name))])
 
     def test_unsupported_when_source_differs_from_release(self) -> None:
-        """A synthetic change to make_key's source on a recorded release is not patched."""
-        if str(TORCH_RELEASE) not in RECORDED:
+        """A synthetic change to a wrapped function's source on a recorded release is not patched."""
+        recorded = [p for p in PATCHES if str(TORCH_RELEASE) in p.fingerprints]
+        if not recorded:
             self.skipTest(f"no fingerprints recorded for torch {TORCH_RELEASE}")
         import inspect
-        import textwrap
 
-        source = textwrap.dedent(inspect.getsource(self.make_key))
-        changed = source.replace("def make_key(", "def make_key(  # synthetic change\n", 1)
-        changed = changed.replace('"num_stages": num_stages,', '"num_stages": num_stages + 0,', 1)
-        self.assertNotEqual(changed, source)
-        namespace = dict(vars(select_algorithm))
-        exec(compile(changed, select_algorithm.__file__, "exec"), namespace)
-        CACHE.make_key = namespace["make_key"]
-        with mock.patch("inspect.getsource", return_value=changed):
-            with self.assertWarnsRegex(inductor_fix.InductorFixWarning, "differs from torch .* released source"):
+        for patch in recorded:
+            target = next(iter(patch.fingerprints[str(TORCH_RELEASE)]))
+            owner_name, name = split_target(target)
+            function = function_of(self.originals[WRAPPED.index((getattr(select_algorithm, owner_name), name))])
+            changed = textwrap.dedent(inspect.getsource(function)) + "    pass  # a synthetic change\n"
+            with mock.patch("inspect.getsource", return_value=changed):
+                inductor_fix.remove()
+                with self.assertWarnsRegex(inductor_fix.InductorFixWarning, "differs from torch .* released source"):
+                    status = inductor_fix.apply()
+            self.assertEqual(status.patch(patch.name).state, State.UNSUPPORTED, patch.name)
+            self.assertIn("fingerprint", status.patch(patch.name).reason)
+            for target in patch.targets:
+                self.assertFalse(inductor_fix.is_patched(target))
+
+
+class TestUnusualEnvironments(TestCase):
+    def tearDown(self) -> None:
+        inductor_fix.remove()
+        inductor_fix.apply()
+        super().tearDown()
+
+    def test_partial_module_is_not_patched(self) -> None:
+        """A select_algorithm missing what the patches wrap: each unsupported, warned, untouched."""
+        inductor_fix.remove()
+        stand_in = types.ModuleType(select_algorithm.__name__)
+        stand_in.GeneratedCodeCache = type("GeneratedCodeCache", (), {})
+        with mock.patch.dict(sys.modules, {select_algorithm.__name__: stand_in}), \
+                mock.patch.object(inductor_fix._warnings, "_seen", set()):  # as in a fresh process
+            with self.assertWarns(inductor_fix.InductorFixWarning):
                 status = inductor_fix.apply()
         self.assertEqual(status.state, State.UNSUPPORTED)
-        self.assertIn("fingerprint", status.reason)
-        self.assertIs(CACHE.__dict__["make_key"], namespace["make_key"])
+        self.assertEqual({p.state for p in status.patches}, {State.UNSUPPORTED})
+        self.assertEqual(vars(stand_in.GeneratedCodeCache).keys() & {"make_key"}, set())
+
+    def test_without_torch_import_succeeds_and_status_says_so(self) -> None:
+        # -S: no site-packages, so neither torch nor its metadata can be found.
+        project = os.path.dirname(os.path.dirname(os.path.abspath(inductor_fix.__file__)))
+        code = textwrap.dedent(
+            f"""
+            import sys; sys.path.insert(0, {project!r})
+            import inductor_fix
+            status = inductor_fix.status()
+            print(status.state, status.torch_version, "|", status.reason)
+            """
+        )
+        result = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(
+            result.stdout.strip(),
+            "pending None | torch is not installed; waiting for torch._inductor.select_algorithm to be imported",
+        )
 
 
-class TestDisabledProcess(TestCase):
+class TestProcesses(TestCase):
+    """Process-level behaviour: each case in a fresh interpreter."""
+
+    TARGET = TARGETS[0]
+
     def test_reload_of_select_algorithm_is_patched_again(self) -> None:
         result = run_python(
-            """
+            f"""
             import importlib, inductor_fix, torch._inductor.select_algorithm as sa
             sa = importlib.reload(sa)
-            print(inductor_fix.status().state, hasattr(sa.GeneratedCodeCache.make_key, "__wrapped__"))
+            print(inductor_fix.status().state, inductor_fix.is_patched({self.TARGET!r}))
             """
         )
         self.assertEqual(result.stdout.split(), ["applied", "True"], result.stderr[-2000:])
 
     def test_remove_after_reload_restores_old_and_new_classes(self) -> None:
+        owner, name = split_target(self.TARGET)
         result = run_python(
-            """
+            f"""
             import importlib, inductor_fix, torch._inductor.select_algorithm as sa
-            old = sa.GeneratedCodeCache
+            old = sa.{owner}
             sa = importlib.reload(sa)
             inductor_fix.remove()
-            print(hasattr(old.__dict__["make_key"], "__wrapped__"),
-                  hasattr(sa.GeneratedCodeCache.__dict__["make_key"], "__wrapped__"))
+            print(hasattr(old.__dict__[{name!r}], "__inductor_fix_patch__"),
+                  hasattr(sa.{owner}.__dict__[{name!r}], "__inductor_fix_patch__"))
             """
         )
         self.assertEqual(result.stdout.split(), ["False", "False"], result.stderr[-2000:])
 
-    def test_environment_variable_turns_import_off(self) -> None:
+    def test_module_keeps_its_real_loader(self) -> None:
+        """The post-import hook hands the module back with the loader that loaded it."""
         result = run_python(
             """
             import inductor_fix, torch._inductor.select_algorithm as sa
-            print(inductor_fix.status().state, hasattr(sa.GeneratedCodeCache.make_key, "__wrapped__"))
+            print(type(sa.__loader__).__name__, type(sa.__spec__.loader).__name__, inductor_fix.status().state)
+            """
+        )
+        self.assertEqual(result.stdout.split(), ["SourceFileLoader", "SourceFileLoader", "applied"], result.stderr)
+
+    def test_environment_variable_turns_import_off(self) -> None:
+        result = run_python(
+            f"""
+            import inductor_fix, torch._inductor.select_algorithm as sa
+            print(inductor_fix.status().state, inductor_fix.is_patched({self.TARGET!r}))
             """,
             env={"INDUCTOR_FIX_DISABLE": "1"},
         )

@@ -11,9 +11,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from helpers import AFFECTED, FLEX_AFFECTED, HAS_CUDA
+from helpers import HAS_CUDA, affected
 
+import inductor_fix
 from inductor_fix.check.runner import EXIT_STATUS, Case, verdict
+from inductor_fix.patches import PATCHES
 from torch._inductor.test_case import TestCase, run_tests
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,7 +37,8 @@ class TestStatusCommand(TestCase):
         result = _cli("status", "--json", "--no-load")
         status = json.loads(result.stdout)
         self.assertEqual(status["state"], "pending")
-        self.assertEqual([p["name"] for p in status["patches"]], ["cache-key", "arity-guard", "benchmark-realign"])
+        self.assertEqual([p["name"] for p in status["patches"]], [p.name for p in PATCHES])
+        self.assertEqual(status["inductor_fix_version"], inductor_fix.__version__)
         self.assertIsNone(status["protected"])
 
 
@@ -50,14 +53,14 @@ class TestCheckCommand(TestCase):
         self.assertEqual(set(rows), {"alias", "distinct"})
         for row in rows.values():
             self.assertRegex(row, r"\bok\b")
-            if AFFECTED:
+            if affected("bmm"):
                 self.assertRegex(row, r"crashed \(expected\) \[\d\]")
         flex = next(line for line in out.splitlines() if line.startswith("flex "))
         self.assertIn("gathered bias", flex)
         self.assertRegex(flex, r"\bok\b")
-        if FLEX_AFFECTED:
+        if affected("flex"):
             self.assertRegex(flex, r"crashed \(expected\) \[\d\]")
-        if AFFECTED or FLEX_AFFECTED:
+        if affected("bmm") or affected("flex"):
             self.assertRegex(out, r"(?m)^\[1\] TypeError: ")  # the full error, once, under the table
         self.assertIn("verdict: PASS", out)
         self.assertLessEqual(max(map(len, out.splitlines())), 100, out)

@@ -1,7 +1,8 @@
 """``inductor-fix run -- CMD``: the fix in every Python process of a command nobody edited.
 
-Each script here is an ordinary program: it never imports ``inductor_fix`` before it
-asks whether the fix is there (``"inductor_fix" in sys.modules``). Negative controls:
+Each script here is an ordinary program: it never imports ``inductor_fix``. It asks
+whether the fix is there (``"inductor_fix" in sys.modules``) once torch's Inductor has
+loaded: the start-up hook imports nothing before torch does. Negative controls:
 the same script under plain ``python`` has no fix, and under ``run`` with
 ``INDUCTOR_FIX_DISABLE=1`` the harness compile crashes on affected releases.
 """
@@ -17,17 +18,17 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from helpers import AFFECTED
+from helpers import affected
 
 from inductor_fix.launcher import BOOTSTRAP, environment
 from torch._inductor.test_case import TestCase, run_tests
 
 ROOT = Path(__file__).resolve().parents[1]
-#: Prints whether the fix was imported before the script's first line, and its state.
+#: Prints whether the fix came with Inductor (the script never imports it), and its state.
 PROBE = """
 import json, sys
-active = "inductor_fix" in sys.modules
 import torch._inductor.select_algorithm
+active = "inductor_fix" in sys.modules
 state = str(sys.modules["inductor_fix"].status().state) if active else None
 print("PROBE " + json.dumps({"active": active, "state": state}), flush=True)
 """
@@ -66,10 +67,19 @@ class TestRun(TestCase):
         (probe,) = _probes(launched.stdout)
         self.assertTrue(probe["active"], launched.stderr)
         self.assertIn(probe["state"], ("applied", "not-needed"))
-        if AFFECTED:
+        if affected("mm"):
             self.assertEqual(probe["state"], "applied")
         plain = self._run(sys.executable, script, launcher=())  # negative control
         self.assertEqual(_probes(plain.stdout), [{"active": False, "state": None}], plain.stderr)
+
+    def test_a_process_that_never_imports_torch_imports_nothing_of_the_package(self) -> None:
+        """The start-up hook defers everything until torch imports what the package hooks."""
+        code = ("import sys; print('MODULES', sorted(m for m in sys.modules if m.startswith('inductor_fix')), "
+                "any(type(f).__name__ == '_Trigger' for f in sys.meta_path))")
+        launched = self._run(sys.executable, "-c", code)
+        self.assertIn("MODULES [] True", launched.stdout, launched.stderr)
+        loaded = self._run(sys.executable, "-c", "import sys, torch; print('LOADED', 'inductor_fix' in sys.modules)")
+        self.assertIn("LOADED True", loaded.stdout, loaded.stderr)  # torch's log registry imports it
 
     def test_child_obeys_disable(self) -> None:
         script = self._script("probe.py", PROBE)
@@ -105,7 +115,7 @@ class TestRun(TestCase):
             self.assertIn("not an executable file", refused.stderr)
         empty = self._run(launcher=(str(console), "run"))
         self.assertEqual(empty.returncode, 2)
-        self.assertIn("usage: inductor-fix run -- CMD", empty.stderr)
+        self.assertIn("usage: inductor-fix run [--report FILE] -- CMD", empty.stderr)
 
     def test_existing_sitecustomize_still_runs(self) -> None:
         theirs = self.directory / "theirs"
@@ -144,6 +154,7 @@ class TestRun(TestCase):
             import multiprocessing, subprocess, sys
 
             def active():
+                import torch._inductor.select_algorithm  # noqa: F401
                 return "inductor_fix" in sys.modules
 
             if __name__ == "__main__":
@@ -151,7 +162,7 @@ class TestRun(TestCase):
                     print("SPAWN", pool.apply(active))
                 # The environment Inductor gives its compile and autotune worker processes.
                 from torch._inductor.utils import python_subprocess_env
-                code = "import sys; print('inductor_fix' in sys.modules)"
+                code = "import sys, torch._inductor.select_algorithm; print('inductor_fix' in sys.modules)"
                 worker = subprocess.run([sys.executable, "-c", code], env=python_subprocess_env(),
                                         capture_output=True, text=True)
                 print("WORKER", worker.stdout.strip())
@@ -165,13 +176,13 @@ class TestRun(TestCase):
         runner = (str(torchrun),) if torchrun.exists() else (sys.executable, "-m", "torch.distributed.run")
         script = self._script("ranks.py", """
             import json, sys
-            active = "inductor_fix" in sys.modules
             import torch
             import torch.distributed as dist
             dist.init_process_group("gloo")
             total = torch.ones(1)
             dist.all_reduce(total)
             import torch._inductor.select_algorithm
+            active = "inductor_fix" in sys.modules
             state = str(sys.modules["inductor_fix"].status().state) if active else None
             print("RANK " + json.dumps([dist.get_rank(), active, state, int(total.item())]), flush=True)
             dist.destroy_process_group()
@@ -184,12 +195,13 @@ class TestRun(TestCase):
 
     def test_harness_compile_through_run(self) -> None:
         # The crashing two-compile matmul sequence; the script imports the harness only after
-        # recording that the fix was already there.
+        # recording that the fix came with Inductor.
         script = self._script("compile.py", """
             import json, sys
+            import torch._inductor.select_algorithm
             active = "inductor_fix" in sys.modules
-            from inductor_fix.testing.harness import triton_cpu_harness
-            from inductor_fix.testing.workloads import run_sequence
+            from inductor_fix.check.harness import triton_cpu_harness
+            from inductor_fix.check.workloads import run_sequence
             with triton_cpu_harness():
                 steps = run_sequence("mm", "alias-first", "cpu", compare=False)
             state = str(sys.modules["inductor_fix"].status().state)
@@ -201,7 +213,7 @@ class TestRun(TestCase):
         stock = self._run(sys.executable, script, INDUCTOR_FIX_DISABLE="1")  # negative control
         (unfixed,) = _probes(stock.stdout) or [stock.stderr]
         self.assertEqual((unfixed["active"], unfixed["state"]), (True, "disabled"), unfixed)
-        if AFFECTED:
+        if affected("mm"):
             self.assertRegex(str(unfixed["errors"][1]), r"TypeError", unfixed)
 
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Print the RECORDED table of inductor_fix/_fingerprints.py from torch wheels.
+"""Print (or --write) each patch module's FINGERPRINTS table from torch wheels.
 
 Reads ``torch/_inductor/select_algorithm.py`` straight out of each wheel (no
-install, no import), finds every wrapped method with ``ast`` and fingerprints
-its source the way the package does at run time.
+install, no import), finds every method a patch wraps with ``ast`` and fingerprints
+its source the way the package does at run time (``Patch.check_fingerprints``).
 
     pip download --no-deps torch==2.14.1 -d wheels/   # once per release
     python tools/record_fingerprints.py --write wheels/*.whl
@@ -25,11 +25,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from inductor_fix._fingerprints import RECORDED, fingerprint  # noqa: E402
-from inductor_fix._patches import TARGETS  # noqa: E402
+from inductor_fix.patches import PATCHES, TARGETS  # noqa: E402
+from inductor_fix.patches.base import fingerprint  # noqa: E402
 
 SOURCE = "torch/_inductor/select_algorithm.py"
-TABLE_FILE = Path(__file__).resolve().parents[1] / "inductor_fix" / "_fingerprints.py"
+MODULES = Path(__file__).resolve().parents[1] / "inductor_fix" / "patches"
+#: release -> {target: fingerprint}, over every patch of the table.
+RECORDED: dict[str, dict[str, str]] = {}
+for _patch in PATCHES:
+    for _release, _table in _patch.fingerprints.items():
+        RECORDED.setdefault(_release, {}).update(_table)
 
 
 def method_sources(text: str) -> dict[str, str]:
@@ -95,7 +100,7 @@ def compare(wheels: list[Path], against: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("wheels", nargs="+", type=Path)
-    parser.add_argument("--write", action="store_true", help=f"replace the table in {TABLE_FILE.name}")
+    parser.add_argument("--write", action="store_true", help="replace each patch module's FINGERPRINTS table")
     parser.add_argument("--compare", action="store_true", help="compare with --against instead of printing the table")
     parser.add_argument("--against", choices=sorted(RECORDED, key=_release_key), default=max(RECORDED, key=_release_key),
                         help="recorded release to compare with (default: %(default)s)")
@@ -104,18 +109,22 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--compare and --write do not go together")
     if args.compare:
         return compare(args.wheels, args.against)
-    lines = ["RECORDED: dict[str, dict[str, str]] = {"]
-    for wheel in sorted(args.wheels, key=lambda p: [int(x) for x in release_from_wheel(p).split(".")]):
-        sources = wheel_sources(wheel)
-        lines.append(f'    "{release_from_wheel(wheel)}": {{')
-        lines.extend(f'        "{name}": "{fingerprint(sources[name])}",' for name in TARGETS if name in sources)
-        lines.append("    },")
-    lines.append("}")
-    table = "\n".join(lines) + "\n"
-    if args.write:
-        text = TABLE_FILE.read_text()
-        TABLE_FILE.write_text(text[: text.index("RECORDED: dict")] + table)
-    print(table, end="")
+    tables = {release_from_wheel(wheel): wheel_sources(wheel)
+              for wheel in sorted(args.wheels, key=lambda p: _release_key(release_from_wheel(p)))}
+    for patch in PATCHES:
+        lines = ["FINGERPRINTS = {"]
+        for release, sources in tables.items():
+            entries = ", ".join(f'"{t}": "{fingerprint(sources[t])}"' for t in patch.targets if t in sources)
+            if entries:
+                lines.append(f'    "{release}": {{{entries}}},')
+        table = "\n".join([*lines, "}"]) + "\n"
+        print(f"# inductor_fix/patches/{patch.module}.py\n{table}")
+        if args.write:
+            path = MODULES / f"{patch.module}.py"
+            text = path.read_text()
+            start = text.index("FINGERPRINTS = {")
+            end = text.index("\n}\n", start) + 3
+            path.write_text(text[:start] + table + text[end:])
     return 0
 
 

@@ -30,10 +30,10 @@ def main(argv: list[str]) -> int:
         ignore_cpu_backend_warning()
     import torch  # noqa: F401  (after inductor_fix on purpose: the import order users have)
 
-    from inductor_fix.testing.workloads import run_sequence
+    from .workloads import run_sequence
 
     if device == "cpu":
-        from inductor_fix.testing.harness import triton_cpu_harness
+        from .harness import triton_cpu_harness
 
         harness = triton_cpu_harness()
     else:

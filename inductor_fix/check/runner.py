@@ -2,14 +2,15 @@
 
 For each matmul op (bmm, mm, addmm, baddbmm) and order (alias-first,
 distinct-first) it runs the two-compile sequence of
-:mod:`inductor_fix.testing.workloads` (pytorch/pytorch#188069), and for each
-FlexAttention op (flex, flex_decoding) the gathered-bias compile (#194515), twice:
+:mod:`inductor_fix.check.workloads` (pytorch/pytorch#188069), and for each
+FlexAttention op (flex, flex_decoding) the gathered-bias compile (#194515), and for
+flex_backward a training step of it under selective activation checkpointing, twice:
 stock (``INDUCTOR_FIX_DISABLE=1``) and patched, each in a fresh subprocess with a
 fresh ``TORCHINDUCTOR_CACHE_DIR``, and prints a verdict table.
 
 On a CUDA machine the kernels run for real and patched outputs are compared
 with eager. On a CPU-only machine the Triton-on-CPU harness
-(:mod:`inductor_fix.testing.harness`) runs the same Inductor code with launches
+(:mod:`inductor_fix.check.harness`) runs the same Inductor code with launches
 replaced by an arity oracle.
 
 Output fits 100 columns: each distinct error is a numbered note under the table
@@ -29,10 +30,10 @@ import tempfile
 import textwrap
 from typing import Any, Sequence
 
+from ..patches import PATCHES, patch_for_op
 from .case import RESULT_MARKER, ignore_cpu_backend_warning
 from .child import Stopped, run_child, stop_all
-from .._patches import BENCHMARK_REALIGN, CACHE_KEY
-from ..testing.workloads import FLEX, orders_of, steps_of
+from .workloads import orders_of, steps_of
 
 __all__ = ["EXIT_STATUS", "Case", "run_check", "verdict"]
 
@@ -45,18 +46,20 @@ EXIT_STATUS = {
 WIDTH = 100  # the table; prose and error notes wrap at PROSE, for 80-column terminals
 PROSE = 80
 
-DEFAULT_OPS = ("bmm", "mm", "addmm", "baddbmm", "flex", "flex_decoding")
+#: What ``check`` runs unless ``--ops`` says otherwise: the ops each patch lists, but
+#: ``bmm_t`` (the same kernels as ``bmm``, transposed; ``--ops bmm_t`` runs it).
+DEFAULT_OPS = tuple(op for patch in PATCHES for op in patch.check_ops if op != "bmm_t")
 SEQUENCE_LABELS = {"alias-first": "alias -> distinct", "distinct-first": "distinct -> alias",
-                   "gathered-bias": "gathered bias"}
+                   "gathered-bias": "gathered bias", "training": "training (SAC)"}
 MODES = ("stock", "patched")
 
 HARNESS_NOTE = (
     "CPU-only machine: Triton-on-CPU harness. Inductor's real template codegen, codegen cache and "
     "benchmark-request code run; kernel launches are replaced by an arity oracle that raises the "
-    "TypeError a real launcher would (see CONTRIBUTING.md, 'The CPU harness'). FlexAttention reaches "
-    "its Triton forward and decoding templates through two more seams (the lowering's CPU dispatch "
-    "removed, a stand-in SM count); flex backward is not run. It shows whether arguments fit "
-    "kernels, not whether outputs are right."
+    "TypeError a real launcher would (inductor_fix/check/harness.py says which seams it replaces). "
+    "FlexAttention reaches its Triton forward, decoding and backward templates through three more "
+    "seams (the lowering's CPU dispatch and the API's CPU-backward refusal removed, a stand-in GPU's "
+    "SM count). It shows whether arguments fit kernels, not whether outputs are right."
 )
 
 
@@ -99,7 +102,8 @@ class Case:
 
 
 def _affected(op: str, torch_version: str) -> bool:
-    return (BENCHMARK_REALIGN if op in FLEX else CACHE_KEY).is_affected(torch_version)
+    patch = patch_for_op(op)
+    return patch is not None and patch.crashes(op, torch_version)
 
 
 def _run_case(case: Case, timeout: float, threads: int | None) -> Case:

@@ -29,9 +29,9 @@ OPS = ("mm", "addmm", "bmm", "baddbmm")
 def worker(repetitions: int) -> dict[str, Any]:
     import inductor_fix  # noqa: F401  (the cache-key fix stays applied; only the guard is timed)
     import torch
-    from inductor_fix import guard
-    from inductor_fix.testing.harness import triton_cpu_harness
-    from inductor_fix.testing.workloads import run_compiles
+    from inductor_fix.check.harness import triton_cpu_harness
+    from inductor_fix.check.workloads import run_compiles
+    from inductor_fix.patches import arity_guard as guard
     from torch._inductor import select_algorithm  # importing it applies the patches
     from torch._inductor.utils import fresh_cache
     from unittest import mock
@@ -78,16 +78,12 @@ def worker(repetitions: int) -> dict[str, Any]:
     }
 
 
-def run(script: Path, repetitions: int, out: Path, command: str) -> dict[str, Any]:
-    process = subprocess.run(
-        [sys.executable, str(script), "_guard", str(repetitions)], capture_output=True, text=True
-    )
+def run(script: Path, repetitions: int) -> dict[str, Any]:
+    """:func:`worker` in a child process (the parent never imports torch)."""
+    process = subprocess.run([sys.executable, str(script), "_guard", str(repetitions)], capture_output=True, text=True)
     if process.returncode:
         raise SystemExit(f"guard bench failed:\n{process.stderr[-3000:]}")
-    data = dict(json.loads(process.stdout.strip().splitlines()[-1]), command=command)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, indent=2) + "\n")
-    return data
+    return json.loads(process.stdout.strip().splitlines()[-1])
 
 
 def markdown(data: dict[str, Any]) -> str:

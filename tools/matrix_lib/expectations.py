@@ -1,66 +1,107 @@
-"""What the version matrix expects of each torch release, and how a release's results are judged.
+"""What the version matrix runs on each torch release, and what it expects.
 
-Two property suites run on each release, each three ways (stock, patched,
-diff-applied). Each suite belongs to the patch whose bug it finds, and that
-patch's ``affected`` specifier in ``inductor_fix._patches`` is the expectation:
-stock must fail (pytest exit 1) inside it and pass outside it; patched and
-diff-applied must pass wherever the patch fits the release (its ``supported``
-specifier), and fail on an affected release it does not fit.
+The suites come from the patch table: every patch's property files,
+``test/<patch module>/test_*properties.py``, one suite each (named after the file:
+``test_flex_backward_properties.py`` is ``flex_backward``), run three ways: stock
+(``INDUCTOR_FIX_DISABLE=1``), patched (the monkeypatch) and diff-applied (the patch's
+diff in ``patches/`` applied to the installed torch, ``INDUCTOR_FIX_DISABLE=1``). A file
+with a ``TestCodegenCacheCheck`` class (Inductor's own codegen-cache check,
+``TritonTemplate.test_cache``) gives a second suite, ``<name>.test_cache``, run stock
+and patched; the first suite leaves that class out.
 
-- matmul (``TestArityProperties``): the codegen-cache key, pytorch/pytorch#188069,
-  fixed in 2.15.0 by PR #188268. 2.8.x ships the cache switched off, so its
-  stock passes; the ``codegen-cache`` variant (``2.8.0@codegen-cache``) switches
-  it on, and then 2.8.x is affected too.
-- flex (``TestFlexProperties``): the benchmark realignment, pytorch/pytorch#194515,
-  2.7.1 to 2.14.x, fixed for flex forward and decoding in 2.15.0 by PR #194555; the
-  patch fits 2.8.0 on (2.7's benchmark code is a closure it cannot wrap).
+Each file may say where its stock run fails and its patched and diff-applied runs pass
+there, as module constants read here without importing it (``STOCK_FAILS``,
+``PATCHED_PASSES``, ``DIFF_PASSES``: ``packaging`` specifiers; ``VARIANTS``: variant ->
+stock-fails specifier); by default the patch's ``affected`` and ``supported``. Patched and diff-applied must fail where
+stock fails and the patch does not fit (``PATCHED_PASSES``).
 """
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
 from typing import NamedTuple
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from inductor_fix import _versions
-from inductor_fix._patches import BENCHMARK_REALIGN, CACHE_KEY, PATCHES, Patch
+from inductor_fix.patches import PATCHES, Patch
 
+PROJECT = Path(__file__).resolve().parents[2]
 PASS, FAIL, ERROR, NOT_APPLICABLE = "PASS", "FAIL", "ERROR", "n/a"
 #: Outcomes a rerun keeps (an ERROR may be transient, so it runs again).
 CONCLUSIVE = (PASS, FAIL, NOT_APPLICABLE)
+CODEGEN_CACHE_CHECK = "TestCodegenCacheCheck"
 
 
 class Suite(NamedTuple):
-    test_filter: str  # pytest -k of test/test_properties.py
-    patch: Patch  # whose ``affected`` range stock must fail in
-    diff: str  # number of the patches/ diff that fixes it (top-level or a per-release variant)
+    name: str
+    patch: Patch
+    #: pytest arguments after ``python -m pytest -q -p no:cacheprovider``, from the project root.
+    arguments: tuple[str, ...]
+    stock_fails: str
+    patched_passes: str
+    #: Where the diff-applied run passes there (a diff for main may leave an older release's
+    #: other bug in place).
+    diff_passes: str
+    #: variant -> where stock fails with it.
+    variants: dict[str, str]
+    modes: tuple[str, ...]
 
 
-SUITES = {
-    "matmul": Suite("TestArityProperties", CACHE_KEY, "0001"),
-    "flex": Suite("TestFlexProperties", BENCHMARK_REALIGN, "0003"),
-}
+def _constants(path: Path) -> dict[str, object]:
+    """Module-level constants of a test file (literals only), without importing it."""
+    found = {}
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                found[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                continue
+    return found
+
+
+def _classes(path: Path) -> set[str]:
+    return {node.name for node in ast.parse(path.read_text()).body if isinstance(node, ast.ClassDef)}
+
+
+def discover(project: Path = PROJECT) -> dict[str, Suite]:
+    """Every suite of every patch of the table, in table order."""
+    suites = {}
+    for patch in PATCHES:
+        files = (project / "test" / patch.module).glob("test_*properties.py")
+        for path in sorted(files, key=lambda p: (len(p.stem), p.stem)):
+            name = path.stem.removeprefix("test_").removesuffix("_properties")
+            constants = _constants(path)
+            stock = str(constants.get("STOCK_FAILS", patch.affected))
+            patched = str(constants.get("PATCHED_PASSES", patch.supported))
+            diff = str(constants.get("DIFF_PASSES", patched))
+            variants = dict(constants.get("VARIANTS", {}))
+            relative = str(path.relative_to(project))
+            has_check = CODEGEN_CACHE_CHECK in _classes(path)
+            select = ("-k", f"not {CODEGEN_CACHE_CHECK}") if has_check else ()
+            suites[name] = Suite(name, patch, (relative, *select), stock, patched, diff, variants,
+                                 ("stock", "patched", "diff"))
+            if has_check:
+                suites[f"{name}.test_cache"] = Suite(f"{name}.test_cache", patch, (relative, "-k", CODEGEN_CACHE_CHECK),
+                                                     stock, patched, diff, variants, ("stock", "patched"))
+    return suites
+
+
+SUITES = discover()
 MODES = {"stock": "stock", "patched": "patched", "diff": "diff-applied"}
-#: Every phase, in the order they run, and its column title. The matmul suite's
-#: phases keep their first names (results stored before the flex suite existed).
-PHASES = {
-    (mode if suite == "matmul" else f"{suite}-{mode}"): f"{suite} {title}"
-    for suite in SUITES for mode, title in MODES.items()
-}
+#: Every phase (``suite:mode``), in the order they run, and its column title.
+PHASES = {f"{suite.name}:{mode}": f"{suite.name} {MODES[mode]}" for suite in SUITES.values() for mode in suite.modes}
 
 #: Every release from PyPI a user can be on (docs/matrix.md): <= 2.7 as its last, 2.8.x both
-#: ways (the codegen cache ships off), then every release up to the first fixed one.
+#: ways (the codegen cache ships off), then every release up to the newest.
 RELEASES = ("2.7.1", "2.8.0", "2.8.0@codegen-cache", "2.9.0", "2.9.1", "2.10.0", "2.11.0", "2.12.0", "2.12.1",
             "2.13.0", "2.14.0", "2.14.1", "2.15.0")
 
 #: Inductor settings a spec may add after ``@``, and the environment variable the test
 #: suite reads them from (see ``test/conftest.py``).
 VARIANTS = {"codegen-cache": {"INDUCTOR_FIX_TEST_CODEGEN_CACHE": "1"}}
-
-#: [first affected, first fixed) of the matmul suite's stock: the bounds of the table's range.
-_BOUNDS = {spec.operator: Version(spec.version) for spec in SpecifierSet(CACHE_KEY.affected)}
-AFFECTED = (_BOUNDS[">="], _BOUNDS["<"])
 
 
 def split_spec(spec: str) -> tuple[str, str | None]:
@@ -77,12 +118,12 @@ def split_spec(spec: str) -> tuple[str, str | None]:
     return torch_spec, variant
 
 
-def suite_of(phase: str) -> str:
-    return phase.split("-")[0] if "-" in phase else "matmul"
+def suite_of(phase: str) -> Suite:
+    return SUITES[phase.split(":")[0]]
 
 
 def mode_of(phase: str) -> str:
-    return phase.split("-")[-1]
+    return phase.split(":")[1]
 
 
 def release_of(torch_version: str) -> Version:
@@ -91,22 +132,19 @@ def release_of(torch_version: str) -> Version:
     return Version(_versions.release_of(torch_version))
 
 
-def is_affected(suite: str, torch_version: str, variant: str | None = None) -> bool:
-    """Whether stock ``torch_version`` has the bug ``suite`` finds (with ``variant``'s settings)."""
-    patch = SUITES[suite].patch
-    if patch is CACHE_KEY and variant == "codegen-cache":  # the cache exists from 2.8.0, off by default
-        return release_of(torch_version) in SpecifierSet(f">={_versions.CACHE_ADDED},<{AFFECTED[1]}")
-    return patch.is_affected(torch_version)
+def _in(specifier: str, torch_version: str) -> bool:
+    return release_of(torch_version) in SpecifierSet(specifier)
 
 
 def expected(phase: str, torch_version: str, variant: str | None = None) -> str:
-    """The outcome ``phase`` must have on ``torch_version``: FAIL for stock on an affected
-    release, and for every mode where the suite's patch does not fit that release
-    (``Patch.supported``: 2.7's benchmark-realign)."""
-    suite = suite_of(phase)
-    if not is_affected(suite, torch_version, variant):
+    """The outcome ``phase`` must have on ``torch_version`` (with ``variant``'s settings):
+    FAIL for stock where the suite's stock fails, and for every mode there where the
+    patch does not make it pass."""
+    suite, mode = suite_of(phase), mode_of(phase)
+    if not _in(suite.variants.get(variant, suite.stock_fails) if variant else suite.stock_fails, torch_version):
         return PASS
-    return FAIL if mode_of(phase) == "stock" or not SUITES[suite].patch.fixes(torch_version) else PASS
+    passes = {"stock": None, "patched": suite.patched_passes, "diff": suite.diff_passes}[mode]
+    return PASS if passes is not None and _in(passes, torch_version) else FAIL
 
 
 def outcome(exit_status: int) -> str:
@@ -116,7 +154,7 @@ def outcome(exit_status: int) -> str:
 
 
 def agrees(result: dict) -> bool:
-    """A phase result agrees with its expectation; a diff phase with no applicable patch is neutral."""
+    """A phase result agrees with its expectation; a phase that does not apply is neutral."""
     return result["outcome"] == result["expected"] or result["outcome"] == NOT_APPLICABLE
 
 
@@ -131,6 +169,7 @@ def fix_states(torch_version: str) -> tuple[str, ...]:
     if torch_version and any(p.is_affected(torch_version) and not p.fixes(torch_version) for p in PATCHES):
         return ("unsupported",)
     return PROTECTED
+
 
 def verdict(entry: dict) -> str:
     """One word for a release: ``ok``, ``ERROR`` (install or run broke), ``UNPROTECTED``

@@ -2,7 +2,7 @@
 
 Every phase runs, from the project root with the venv's python::
 
-    [INDUCTOR_FIX_DISABLE=1] python -m pytest -q -p no:cacheprovider test/test_properties.py -k <suite's tests>
+    [INDUCTOR_FIX_DISABLE=1] python -m pytest -q -p no:cacheprovider <the suite's file and -k>
 
 (:data:`expectations.SUITES`), with ``INDUCTOR_FIX_HYPOTHESIS_MAX_EXAMPLES`` bounding the generated examples
 (the pinned ``@example`` regressions always run). Each starts and ends with
@@ -32,12 +32,12 @@ from . import expectations as ex
 TOOLS = Path(__file__).resolve().parents[1]
 PROJECT = TOOLS.parent
 PATCHES = PROJECT / "patches"
-PYTEST = ("-m", "pytest", "-q", "-p", "no:cacheprovider", "test/test_properties.py", "-k")
+PYTEST = ("-m", "pytest", "-q", "-p", "no:cacheprovider")
 
 
 def pytest_arguments(phase: str) -> tuple[str, ...]:
     """The venv python's arguments for ``phase``'s suite."""
-    return (*PYTEST, ex.SUITES[ex.suite_of(phase)].test_filter)
+    return (*PYTEST, *ex.suite_of(phase).arguments)
 
 
 #: The suites as results and docs/matrix.md show them; each phase sets its own INDUCTOR_FIX_* variables.
@@ -186,7 +186,9 @@ def run_pytest(env, arguments: tuple[str, ...], log: Path, environment: dict[str
 
 
 def summarize(log: Path, status: int | None) -> dict:
-    """Outcome, pytest's closing line, the failed test ids and the first ``E`` line of the log."""
+    """Outcome, pytest's closing line, the failed test ids and the first ``E`` line of the log.
+    A run whose tests all skipped (a release without what the suite needs, e.g.
+    ``TritonTemplate.test_cache``) is ``n/a``, with the skip reason."""
     lines = log.read_text(errors="replace").splitlines()
     failed = [m.group(1) for line in lines if (m := re.match(r"(?:FAILED|ERROR) (\S+)", line))]
     first_error = next((line[1:].strip() for line in lines if line.startswith("E ")), None)
@@ -194,8 +196,11 @@ def summarize(log: Path, status: int | None) -> dict:
     if status is None:
         return {"outcome": ex.ERROR, "exit": None, "summary": f"timed out; last line: {closing}",
                 "failed": failed, "first_error": first_error}
-    return {"outcome": ex.outcome(status), "exit": status, "summary": closing,
-            "failed": failed, "first_error": first_error}
+    outcome = ex.outcome(status)
+    if status == 0 and re.fullmatch(r"\d+ skipped.*", closing):
+        reason = next((line.split(": ", 1)[-1] for line in lines if line.startswith("SKIPPED")), "")
+        outcome, closing = ex.NOT_APPLICABLE, f"{closing}: {reason}".rstrip(": ")
+    return {"outcome": outcome, "exit": status, "summary": closing, "failed": failed, "first_error": first_error}
 
 
 def elapsed(seconds: float) -> str:
@@ -218,10 +223,10 @@ def run_phase(phase: str, env, info: dict, log: Path, *, max_examples: int, time
         patches = []
         if mode == "diff":
             patches = apply_patches(site_packages, info["git_version"], str(ex.release_of(info["torch"])))
-            number = ex.SUITES[ex.suite_of(phase)].diff
-            if not any(Path(p["patch"]).name.startswith(number) for p in patches):
+            diff = ex.suite_of(phase).patch.diff
+            if not any(Path(p["patch"]).name == diff for p in patches):
                 return {"outcome": ex.NOT_APPLICABLE, "patches": patches,
-                        "summary": f"no variant of patches/{number}-* applies to this build"}
+                        "summary": f"patches/{diff} does not apply to this build"}
             say("applied " + ", ".join(p["patch"] for p in patches))
         status, seconds = run_pytest(env, pytest_arguments(phase), log, environment, timeout=timeout, every=every,
                                      say=say)

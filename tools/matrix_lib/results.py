@@ -175,10 +175,11 @@ def markdown(data: dict) -> str:
     lines = [
         "# Version matrix",
         "",
-        "Two CPU property suites (on the CPU harness) on each release: the matmul suite "
-        "(`TestArityProperties`, pytorch/pytorch#188069) and the FlexAttention suite (`TestFlexProperties`, "
-        "#194515), each three ways: **stock** (`INDUCTOR_FIX_DISABLE=1`), **patched** (the monkeypatch: the "
-        "tests' conftest imports `inductor_fix`) and **diff-applied** (the release's patches from "
+        "The CPU property suites of every patch (on the CPU harness) on each release: "
+        + ", ".join(f"`{s.name}` ({s.patch.name})" for s in ex.SUITES.values())
+        + ", each **stock** (`INDUCTOR_FIX_DISABLE=1`), **patched** (the monkeypatch: the tests' conftest "
+        "imports `inductor_fix`) and, but for the `test_cache` suites (Inductor's own codegen-cache check, "
+        "`TritonTemplate.test_cache`, as the oracle), **diff-applied** (the patch's diff from "
         "[`patches/`](../patches/README.md) applied to the installed torch, `INDUCTOR_FIX_DISABLE=1`). "
         "**fix state** is what `python -m inductor_fix status` says on that release. "
         f"Expected: {data.get('expectation', '')}.",

@@ -3,26 +3,25 @@
 Each drill takes the installed torch, calls it ``2.16.0.dev20261201+cu130`` (a
 release with no recorded fingerprints, so only the behaviour probes judge it),
 changes ``torch._inductor.select_algorithm`` the way upstream changes usually
-look, and then applies the package exactly as ``import inductor_fix`` would:
+look, and then applies the package exactly as ``import inductor_fix`` would.
+Drills that move what one patch wraps live beside that patch's tests
+(``test/<patch module>/drift_drills.py``: a ``DRILLS`` dict like the one here) and
+are found through the patch table; the general ones are here:
 
 - ``stock``: nothing moved (the control).
-- ``make-key-extra-parameter``: ``GeneratedCodeCache.make_key`` gains a required
-  parameter after ``input_nodes`` that the probe cannot fill.
-- ``make-key-keyword``: ``make_key`` gains an optional keyword the probe need not fill.
 - ``generate-keyword``: ``TritonTemplate.generate`` gains a keyword-only parameter.
 - ``renamed-class``: ``TritonTemplateCaller`` is renamed ``TritonTemplateChoice``.
-- ``upstream-key-fix``: ``make_key`` keys the aliasing pattern itself, as 2.15.0+ do.
 
-Each drill runs in a fresh process: ``python -m inductor_fix.testing.drift [NAME ...]``
-prints one line per drill and patch. Expected outcome of every drill:
-:data:`EXPECTED`; a drill never raises, a patch that does not fit says
-``unsupported`` with its one-line reason and the others still apply.
+Each drill runs in a fresh process: ``python test/drift.py [NAME ...]`` prints one
+line per drill and patch. A drill names the states it expects of the patches it
+moves; every other patch must still apply. A drill never raises, and a patch that
+does not fit says ``unsupported`` with its one-line reason.
 """
 
 from __future__ import annotations
 
 import ast
-import functools
+import importlib.util
 import inspect
 import json
 import os
@@ -30,14 +29,14 @@ import subprocess
 import sys
 import textwrap
 import types
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
-__all__ = ["DRILLS", "EXPECTED", "NIGHTLY", "run", "main"]
+__all__ = ["DRILLS", "NIGHTLY", "Drill", "expected_states", "gains_keyword", "main", "redefined", "run"]
 
 NIGHTLY = "2.16.0.dev20261201+cu130"
 
 
-def _redefined(function: Any, edit: Callable[[ast.arguments], None], module: types.ModuleType) -> Any:
+def redefined(function: Any, edit: Callable[[ast.arguments], None], module: types.ModuleType) -> Any:
     """``function`` compiled again from its own source with its parameters edited."""
     tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
     definition = tree.body[0]
@@ -49,17 +48,7 @@ def _redefined(function: Any, edit: Callable[[ast.arguments], None], module: typ
     return namespace[definition.name]
 
 
-def _make_key_extra_parameter(module: types.ModuleType) -> None:
-    cache = module.GeneratedCodeCache
-
-    def edit(arguments: ast.arguments) -> None:
-        position = [a.arg for a in arguments.args].index("input_nodes") + 1
-        arguments.args.insert(position, ast.arg("prologue_nodes"))
-
-    cache.make_key = _redefined(cache.make_key, edit, module)
-
-
-def _gains_keyword(owner: str, method: str, keyword: str) -> Callable[[types.ModuleType], None]:
+def gains_keyword(owner: str, method: str, keyword: str) -> Callable[[types.ModuleType], None]:
     """A drill: ``owner.method`` gains the optional keyword-only parameter ``keyword``."""
 
     def drill(module: types.ModuleType) -> None:
@@ -69,7 +58,7 @@ def _gains_keyword(owner: str, method: str, keyword: str) -> Callable[[types.Mod
             arguments.kwonlyargs.append(ast.arg(keyword))
             arguments.kw_defaults.append(ast.Constant(None))
 
-        setattr(cls, method, _redefined(getattr(cls, method), edit, module))
+        setattr(cls, method, redefined(getattr(cls, method), edit, module))
 
     return drill
 
@@ -79,39 +68,44 @@ def _renamed_class(module: types.ModuleType) -> None:
     del module.TritonTemplateCaller
 
 
-def _upstream_key_fix(module: types.ModuleType) -> None:
-    cache = module.GeneratedCodeCache
-    stock = cache.make_key
-    position = list(inspect.signature(stock).parameters).index("input_nodes")
+class Drill(NamedTuple):
+    """``move(select_algorithm)`` changes the module; ``expected``: patch name -> state for
+    the patches it moves (every other patch of the table must say ``applied``)."""
 
-    @functools.wraps(stock)
-    def make_key(*args: Any, **kwargs: Any) -> Any:
-        key = stock(*args, **kwargs)
-        nodes = kwargs["input_nodes"] if "input_nodes" in kwargs else args[position]
-        names = [node.get_name() for node in nodes]
-        return None if key is None else f"{key}|aliasing={[names.index(n) for n in names]}"
-
-    cache.make_key = make_key
+    move: Callable[[types.ModuleType], None]
+    expected: dict[str, str]
 
 
-DRILLS: dict[str, Callable[[types.ModuleType], None]] = {
-    "stock": lambda module: None,
-    "make-key-extra-parameter": _make_key_extra_parameter,
-    "make-key-keyword": _gains_keyword("GeneratedCodeCache", "make_key", "layout_hint"),
-    "generate-keyword": _gains_keyword("TritonTemplate", "generate", "prologue_fusion_hint"),
-    "renamed-class": _renamed_class,
-    "upstream-key-fix": _upstream_key_fix,
+GENERAL: dict[str, Drill] = {
+    "stock": Drill(lambda module: None, {}),
+    "generate-keyword": Drill(gains_keyword("TritonTemplate", "generate", "prologue_fusion_hint"), {}),
+    "renamed-class": Drill(_renamed_class, {"arity-guard": "unsupported", "benchmark-realign": "unsupported"}),
 }
 
-#: drill -> (cache-key, arity-guard, benchmark-realign) states a user of that nightly sees.
-EXPECTED: dict[str, tuple[str, str, str]] = {
-    "stock": ("applied", "applied", "applied"),
-    "make-key-extra-parameter": ("unsupported", "applied", "applied"),
-    "make-key-keyword": ("applied", "applied", "applied"),
-    "generate-keyword": ("applied", "applied", "applied"),
-    "renamed-class": ("applied", "unsupported", "unsupported"),
-    "upstream-key-fix": ("not-needed", "applied", "applied"),
-}
+
+def _patch_drills() -> dict[str, Drill]:
+    """The ``DRILLS`` of ``test/<module>/drift_drills.py`` for each patch of the table."""
+    from inductor_fix.patches import PATCHES
+
+    found: dict[str, Drill] = {}
+    for patch in PATCHES:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), patch.module, "drift_drills.py")
+        if os.path.isfile(path):
+            spec = importlib.util.spec_from_file_location(f"{patch.module}_drift_drills", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            found.update(module.DRILLS)
+    return found
+
+
+DRILLS: dict[str, Drill] = {**GENERAL, **_patch_drills()}
+
+
+def expected_states(name: str) -> dict[str, str]:
+    """Every patch of the table -> the state drill ``name`` must leave it in."""
+    from inductor_fix.patches import PATCHES
+
+    return {patch.name: DRILLS[name].expected.get(patch.name, "applied") for patch in PATCHES}
 
 
 def _one(name: str) -> dict:
@@ -125,7 +119,7 @@ def _one(name: str) -> dict:
     torch.__version__ = NIGHTLY
     from torch._inductor import select_algorithm
 
-    DRILLS[name](select_algorithm)
+    DRILLS[name].move(select_algorithm)
     os.environ.pop("INDUCTOR_FIX_DISABLE")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -135,8 +129,11 @@ def _one(name: str) -> dict:
 
 def run(name: str, timeout: float = 300) -> dict:
     """The status a user would see after drill ``name``, from a fresh process."""
-    env = dict(os.environ, INDUCTOR_FIX_DISABLE="1")
-    process = subprocess.run([sys.executable, "-m", "inductor_fix.testing.drift", "--one", name],
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, INDUCTOR_FIX_DISABLE="1",
+               PYTHONPATH=os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])))
+    process = subprocess.run([sys.executable, "-c", "import sys, drift; sys.exit(drift.main(sys.argv[1:]))",
+                              "--one", name],
                              capture_output=True, text=True, env=env, timeout=timeout)
     lines = [line for line in process.stdout.splitlines() if line.startswith("{")]
     if process.returncode or not lines:
@@ -150,7 +147,7 @@ def main(argv: list[str]) -> int:
         return 0
     if argv[:1] == ["--one"]:  # the child process of run()
         if len(argv) != 2 or argv[1] not in DRILLS or os.environ.get("INDUCTOR_FIX_DISABLE") != "1":
-            print("--one NAME is run()'s child: use python -m inductor_fix.testing.drift [NAME ...]", file=sys.stderr)
+            print("--one NAME is run()'s child: use python test/drift.py [NAME ...]", file=sys.stderr)
             return 2
         print(json.dumps(_one(argv[1])), flush=True)
         return 0
@@ -167,14 +164,17 @@ def main(argv: list[str]) -> int:
             print(f"{name}: ERROR {result['error']}")
             failed += 1
             continue
-        states = tuple(patch["state"] for patch in result["patches"])
-        verdict = "as expected" if states == EXPECTED[name] else f"EXPECTED {'/'.join(EXPECTED[name])}"
-        failed += states != EXPECTED[name]
+        states, expected = {p["name"]: p["state"] for p in result["patches"]}, expected_states(name)
+        verdict = "as expected" if states == expected else f"EXPECTED {'/'.join(expected.values())}"
+        failed += states != expected
         print(f"{name}: {result['state']}, protected {result['protected']} ({verdict})")
         for patch in result["patches"]:
             print(f"  {patch['name']:<17} {patch['state']:<11} {patch['reason']}")
     return 1 if failed else 0
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+if __name__ == "__main__":  # as the module "drift", which the per-patch drills import
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import drift
+
+    sys.exit(drift.main(sys.argv[1:]))

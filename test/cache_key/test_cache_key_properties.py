@@ -1,4 +1,5 @@
-"""Property suite: whatever the op, sizes, dtype, views and aliasing sequence, kernel arity matches.
+"""Property suite of the cache-key patch: whatever the op, sizes, dtype, views and aliasing
+sequence, kernel arity matches.
 
 Runs against whatever torch is installed, in whatever state ``inductor_fix`` is
 in: ``INDUCTOR_FIX_DISABLE=1`` makes it the stock run (which must find a
@@ -6,9 +7,9 @@ counterexample on 2.9-2.14), and ``tools/check_patches`` / ``tools/run_matrix``
 run it on torch builds carrying the upstream diffs.
 
 Mode: GPU (kernels run, results compared with eager) when CUDA is available,
-else the CPU harness (inductor_fix/testing/harness.py). Profiles: test/conftest.py.
+else the CPU harness (inductor_fix/check/harness.py). Profiles: test/conftest.py.
 
-Oracle, per compile of a :class:`strategies.Case`:
+Oracle, per compile of a :class:`matmul_cases.Case`:
 1. every autotuning launch binds to the loaded kernel's signature (no TypeError);
 2. every Triton choice's tensor-argument count equals its kernel's pointer parameters;
 3. the op's template was really generated (so no example passes by not exercising it);
@@ -21,22 +22,29 @@ Oracle, per compile of a :class:`strategies.Case`:
 from __future__ import annotations
 
 import contextlib
+from unittest import mock
 
-from helpers import AFFECTED, FLEX_AFFECTED, HAS_CUDA, fresh_cache
+from helpers import DEVICE, GUARD_KINDS, TOLERANCE, affected, fresh_cache
 from hypothesis import Phase, example, given, settings
-from strategies import Case, FlexCase, Operand, cases, flex_cases
+from matmul_cases import Case, Operand, cases
 
 import inductor_fix
 import torch
-from inductor_fix.testing.harness import triton_cpu_harness
-from inductor_fix.testing.observe import observe_autotuning
-from inductor_fix.testing.workloads import MODE, describe_error, max_rel_error
+from inductor_fix.check.harness import triton_cpu_harness
+from inductor_fix.check.workloads import MODE, describe_error, max_rel_error
+import codegen_cache_check as codegen_cache_check_module
+from codegen_cache_check import WRONG_OUTPUT, CacheCheck, codegen_cache_check
+from hypothesis import strategies as st
+from observe import observe_autotuning
+from torch.testing._internal.common_utils import instantiate_parametrized_tests, parametrize
 from torch._dynamo.utils import counters
 from torch._inductor import config
 from torch._inductor.test_case import TestCase, run_tests
 
-DEVICE = "cuda" if HAS_CUDA else "cpu"
-TOLERANCE = {"float32": 1e-3, "float16": 2e-2, "bfloat16": 6e-2}
+#: tools/run_matrix's expectations: stock fails where the cache-key patch's ``affected`` says,
+#: and on 2.8.x too once its codegen cache is switched on (the ``@codegen-cache`` variant).
+VARIANTS = {"codegen-cache": ">=2.8.0,<2.15.0"}
+
 
 
 def _compile_pattern(case: Case, pattern: tuple[int, ...], seed: int):
@@ -78,8 +86,12 @@ def check_arity(case: Case) -> None:
                 assert error <= TOLERANCE[case.dtype], f"compile {index} {pattern} of {case}: max rel error {error:.2e}"
     assert not seen.arity_mismatches, f"{case}: choices whose arity mismatches: {seen.arity_mismatches[:2]}"
     assert not seen.arity_errors, f"{case}: Triton benchmarks failed on arity: {seen.arity_errors[:2]}"
-    guard = dict(counters["inductor_fix"])
+    guard = {kind: counters["inductor_fix"][kind] for kind in GUARD_KINDS if counters["inductor_fix"][kind]}
     assert not any(guard.values()), f"{case}: the arity guard had to act: {guard}"
+
+
+#: Same-pattern sequences: both operands distinct, and both one tensor.
+parametrize_patterns = parametrize("pattern", [(0, 1), (0, 0)], name_fn=lambda p: "aliased" if p == (0, 0) else "distinct")
 
 
 def _square(shape: tuple[int, ...], view: str = "plain") -> Operand:
@@ -165,7 +177,7 @@ class TestPropertyNegativeControl(TestCase):
             check_arity(case)
 
         with inductor_fix.removed():
-            if not AFFECTED:
+            if not affected("bmm"):
                 arity_property()  # a fixed release: no counterexample may exist
                 return
             with self.assertRaisesRegex(AssertionError, r"TypeError|arity") as caught:
@@ -173,70 +185,87 @@ class TestPropertyNegativeControl(TestCase):
         print(f"\nshrunk counterexample on stock torch {torch.__version__}: {caught.exception}")
 
 
-def check_flex(case: FlexCase) -> None:
-    """Compile ``case`` once in a fresh Inductor cache; AssertionError on any violation.
-
-    Oracle as for matmuls: the compile succeeds (no launch that does not fit its
-    kernel), a flex template was generated, no choice's own arity mismatches, the
-    guard never had to exclude or regenerate (realigning is the fix, not a fault),
-    and on a GPU the output equals eager within the dtype's tolerance.
-    """
+def check_codegen_cache(case: Case) -> CacheCheck:
+    """The second oracle: ``case``'s sequence in a fresh Inductor cache under Inductor's own
+    codegen-cache check (:mod:`codegen_cache_check`); AssertionError if a compile fails
+    (a stale hit fails the check itself) or a hit went unchecked. Returns the tally."""
     harness = triton_cpu_harness() if DEVICE == "cpu" else contextlib.nullcontext()
     counters.clear()
-    inputs = case.inputs(DEVICE)
-    function = case.function()
-    with fresh_cache(), harness, config.patch(fx_graph_cache=False), observe_autotuning() as seen:
-        torch._dynamo.reset()
-        try:
-            result = torch.compile(function, mode=MODE, fullgraph=True)(*inputs)
-        except Exception as error:
-            raise AssertionError(f"{case}: {describe_error(error)}") from None
-    assert any(c.template in case.templates for c in seen.choices), f"{case}: no flex template generated"
-    assert not seen.arity_mismatches, f"{case}: choices whose arity mismatches: {seen.arity_mismatches[:2]}"
-    assert not seen.arity_errors, f"{case}: Triton benchmarks failed on arity: {seen.arity_errors[:2]}"
-    guard = {k: v for k, v in counters["inductor_fix"].items() if k != "realigned" and v}
-    assert not guard, f"{case}: the arity guard had to act: {guard}"
-    if DEVICE == "cuda":
-        expected = function(*inputs)
-        error = max_rel_error(result, expected)
-        assert error <= TOLERANCE[case.dtype], f"{case}: max rel error {error:.2e}"
+    with fresh_cache(), harness, config.patch(fx_graph_cache=False), codegen_cache_check() as tally:
+        for index, pattern in enumerate(case.patterns):
+            function, bases = _compile_pattern(case, pattern, seed=index)
+            torch._dynamo.reset()
+            try:
+                torch.compile(function, mode=MODE, fullgraph=True)(*bases)
+            except Exception as error:
+                raise AssertionError(f"compile {index} {pattern} of {case}: {describe_error(error)}") from None
+    assert not tally.unchecked, f"{case}: codegen-cache hits Inductor did not check: {tally.unchecked}"
+    assert (tally.checks, tally.failed) == (tally.hits, 0), f"{case}: {tally}"
+    return tally
 
 
-#: The FlexAttention cases measured on the H200 (torch 2.11.0): decoding and forward kernels.
-FLEX_REGRESSIONS = [
-    FlexCase(128, 2, 2, 49, 49, 32, "float32", "gather"),
-    FlexCase(2, 2, 2, 256, 256, 32, "float32", "gather"),
-]
+def _has_test_cache() -> bool:
+    from torch._inductor.select_algorithm import TritonTemplate
+
+    return hasattr(TritonTemplate, "test_cache")
 
 
-class TestFlexProperties(TestCase):
-    """FlexAttention with in-graph captured buffers: whatever the shapes, GQA, dtype and bias."""
+@instantiate_parametrized_tests
+class TestCodegenCacheCheck(TestCase):
+    """Inductor's codegen-cache check (``TritonTemplate.test_cache``) as the oracle: whatever
+    the aliasing sequence, every hit regenerates the same kernel; and the check really runs."""
 
-    @example(case=FLEX_REGRESSIONS[1])
-    @example(case=FLEX_REGRESSIONS[0])
-    @given(case=flex_cases())
-    def test_flex_captured_bias(self, case: FlexCase) -> None:
-        check_flex(case)
+    def setUp(self) -> None:
+        super().setUp()
+        if not _has_test_cache():
+            self.skipTest(f"torch {torch.__version__} has no TritonTemplate.test_cache")
 
+    @settings(max_examples=4)
+    @given(case=st.sampled_from(["mm", "addmm", "bmm", "baddbmm"]).flatmap(lambda op: cases(op, ("float32",))))
+    def test_every_hit_regenerates_the_same_kernel(self, case: Case) -> None:
+        check_codegen_cache(case)
 
-class TestFlexNegativeControl(TestCase):
-    """With the fix removed, Hypothesis must find a crashing flex case on an affected release."""
+    @parametrize_patterns
+    def test_same_pattern_sequence_hits_and_each_hit_is_checked(self, pattern: tuple[int, int]) -> None:
+        """A fix that merely disabled the cache would pass the property above: hits must happen."""
+        tally = check_codegen_cache(Case("bmm", (_square(B3), _square(B3)), "float32", (pattern, pattern)))
+        self.assertGreater(tally.hits, 0, "no codegen-cache hit: the check never had a chance to run")
 
-    def test_hypothesis_finds_counterexample_on_stock(self) -> None:
+    def test_caching_off_gives_no_hits(self) -> None:
+        """Negative control of the oracle: with the cache off nothing is checked, and the
+        same-pattern assertion (hits > 0) is what catches it."""
+        with config.patch(enable_caching_generated_triton_templates=False):
+            tally = check_codegen_cache(Case("bmm", (_square(B3), _square(B3)), "float32", ((0, 1), (0, 1))))
+        self.assertEqual((tally.hits, tally.checks), (0, 0))
+
+    def test_a_hit_the_check_skipped_is_reported(self) -> None:
+        """Negative control of the oracle: hits served without Inductor's check (test_cache
+        switched back off inside the block) are reported, never counted as passes."""
+        from torch._inductor.select_algorithm import TritonTemplate
+
+        with self.assertRaisesRegex(AssertionError, "hits Inductor did not check"), \
+                mock.patch.object(codegen_cache_check_module, "_in_maybe_test_cache", lambda depth=6: False):
+            check_codegen_cache(Case("bmm", (_square(B3), _square(B3)), "float32", ((0, 1), (0, 1))))
+        self.assertTrue(TritonTemplate.test_cache is False)  # restored
+
+    def test_stock_fails_the_check(self) -> None:
+        """Negative control: with the fix removed, Hypothesis finds a sequence whose hit
+        Inductor's own check rejects, on an affected release."""
         phases = [Phase.generate] if settings.default.derandomize else [Phase.generate, Phase.shrink]
 
         @settings(phases=phases, max_examples=4)
-        @given(case=flex_cases(dtypes=("float32",)))
-        def flex_property(case: FlexCase) -> None:
-            check_flex(case)
+        @given(case=cases("bmm", dtypes=("float32",)))
+        def codegen_cache_property(case: Case) -> None:
+            check_codegen_cache(case)
 
         with inductor_fix.removed():
-            if not FLEX_AFFECTED:
-                flex_property()
+            if not affected("bmm"):
+                codegen_cache_property()
                 return
-            with self.assertRaisesRegex(AssertionError, r"TypeError|arity") as caught:
-                flex_property()
-        print(f"\nshrunk flex counterexample on stock torch {torch.__version__}: {caught.exception}")
+            with self.assertRaisesRegex(AssertionError, WRONG_OUTPUT) as caught:
+                codegen_cache_property()
+        print(f"\nshrunk counterexample of Inductor's codegen-cache check on stock torch {torch.__version__}: "
+              f"{caught.exception}")
 
 
 class TestKernelSignatures(TestCase):

@@ -1,4 +1,4 @@
-"""GPU mode: the real crash and the real fix, kernels running on CUDA (skipped without CUDA).
+"""The cache-key patch on a GPU: the real crash and the real fix, kernels running on CUDA (skipped without CUDA).
 
 Stock must crash with the launcher's own TypeError on an affected release (the
 negative control); patched must compile and match eager. Includes the pattern of
@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import tempfile
 import time
 
-from helpers import AFFECTED, fresh_cache, requires_cuda, run_python
+from helpers import affected, fresh_cache, report, requires_cuda, run_python
 
 import inductor_fix
-from inductor_fix.testing.workloads import ORDERS, Step, optimizer_step, run_sequence
+from inductor_fix.check.workloads import ORDERS, Step, optimizer_step, run_sequence
 from torch._dynamo.utils import counters
 from torch._inductor import config
 from torch._inductor.test_case import TestCase, run_tests
@@ -31,16 +30,6 @@ LAUNCHER_ERROR = (
     r"|launcher\(\) missing 1 required positional argument: '_grid_2'"
     r"|too many positional arguments|missing a required argument)"
 )
-
-
-def report(name: str, **figures) -> None:
-    """Append figures to $INDUCTOR_FIX_REPORT (JSON lines), for the closing note; print them too."""
-    line = json.dumps({"test": name, **figures})
-    print(line)
-    path = os.environ.get("INDUCTOR_FIX_REPORT")
-    if path:
-        with open(path, "a") as handle:
-            handle.write(line + "\n")
 
 
 def _name(value: str) -> str:
@@ -58,7 +47,7 @@ def _stock_in_fresh_process(op: str, order: str) -> list[Step]:
     """
     code = f"""
         import dataclasses, json
-        from inductor_fix.testing.workloads import run_sequence
+        from inductor_fix.check.workloads import run_sequence
         steps = run_sequence({op!r}, {order!r}, "cuda", compare=True)
         print("STOCK", json.dumps([dataclasses.asdict(s) for s in steps]))
     """
@@ -80,7 +69,7 @@ class TestAliasedTemplateInputsGPU(TestCase):
             patched = run_sequence(op, order, "cuda", compare=True)
         report(f"{op}/{order}", stock=[s.error for s in stock], patched=[s.error for s in patched],
                max_rel_error=max((s.max_rel_error or 0.0) for s in patched))
-        if AFFECTED:
+        if affected("bmm"):
             self.assertEqual(len(stock), 2)
             self.assertRegex(stock[1].error or "", LAUNCHER_ERROR)
             self.assertGreater(stock[1].cache_hits, 0)
@@ -96,7 +85,7 @@ class TestOptimizerStepGPU(TestCase):
     def test_stock_crashes_patched_matches_eager(self) -> None:
         with fresh_cache(), inductor_fix.removed():
             stock = optimizer_step("cuda", compare=True)
-        if AFFECTED:
+        if affected("bmm"):
             self.assertRegex(stock[-1].error or "", LAUNCHER_ERROR)
 
         figures = {}

@@ -1,24 +1,41 @@
 """The arity guard, under forced faults, on the CPU harness (and for real on a GPU).
 
-The faults (inductor_fix/testing/faults.py) work on every release, 2.15.0
+The faults (test/faults.py) work on every release, 2.15.0
 included, so these tests do not depend on the torch under test having the bug.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
+from unittest import mock
 
-from helpers import requires_cuda
+from helpers import TORCH_RELEASE, affected, requires_cuda
 
 import inductor_fix
-from inductor_fix.testing.faults import EXTRA_PARAMETER, aliasing_blind_key, extra_kernel_parameter
-from inductor_fix.testing.harness import triton_cpu_harness
-from inductor_fix.testing.workloads import ORDERS, optimizer_step, run_compiles, run_sequence
+from faults import EXTRA_PARAMETER, aliasing_blind_key, extra_kernel_parameter
+from inductor_fix.check.harness import flex_lowering_on_triton, triton_cpu_harness
+from inductor_fix.check.workloads import FLEX, FLEX_ORDER, ORDERS, optimizer_step, run_compiles, run_sequence
+from inductor_fix.patches import PATCHES
+from inductor_fix.patches.arity_guard import PATCH
 from torch._dynamo.utils import counters
 from torch._inductor import config
 from torch._inductor.test_case import TestCase, run_tests
 from torch.testing._internal.common_utils import instantiate_parametrized_tests, parametrize
+
+
+@contextlib.contextmanager
+def guard_alone():
+    """The fix with every patch of the table but this one disabled; restored after."""
+    others = ",".join(p.name for p in PATCHES if p is not PATCH)
+    inductor_fix.remove()
+    try:
+        with mock.patch.dict("os.environ", {"INDUCTOR_FIX_DISABLE": others}):
+            yield inductor_fix.apply()
+    finally:
+        inductor_fix.remove()
+        inductor_fix.apply()
 
 
 def _name(value: str) -> str:
@@ -56,7 +73,7 @@ class TestArityGuardCPU(TestCase):
             inductor_fix.applied(),
             extra_kernel_parameter(),
             triton_cpu_harness() as oracle,
-            self.assertLogs("inductor_fix.guard", logging.WARNING) as logs,
+            self.assertLogs("inductor_fix.patches.arity_guard", logging.WARNING) as logs,
         ):
             steps = run_compiles("mm", (False,), "cpu", compare=False)
         self.assertEqual([s.error for s in steps], [None])
@@ -76,12 +93,43 @@ class TestArityGuardCPU(TestCase):
             inductor_fix.applied(),
             extra_kernel_parameter(),
             triton_cpu_harness(max_autotune_gemm_backends="TRITON"),
-            self.assertLogs("inductor_fix.guard", logging.WARNING),
+            self.assertLogs("inductor_fix.patches.arity_guard", logging.WARNING),
         ):
             steps = run_compiles("mm", (False,), "cpu", compare=False)
         self.assertEqual(len(steps), 1)
         self.assertIn("NoValidChoicesError: inductor_fix: no choice is left for 'mm'", steps[0].error)
         self.assertIn("the arity guard excluded all", steps[0].error)
+
+
+@instantiate_parametrized_tests
+class TestGuardAloneOnFlexCPU(TestCase):
+    """FlexAttention's captured-buffer crash (pytorch/pytorch#194515) with the guard as the only
+    patch: every mismatched choice is timed inf before its launch, and selection says why."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        if not flex_lowering_on_triton():
+            self.skipTest(f"the harness cannot route flex to Triton on torch {TORCH_RELEASE}")
+
+    @parametrize("op", list(FLEX))
+    def test_guard_alone_excludes_and_says_why(self, op: str) -> None:
+        """Without realignment the guard times every flex choice inf before its launch:
+        no TypeError, no launch, and Inductor's NoValidChoicesError names the mismatch."""
+        if not affected("flex"):
+            self.skipTest(f"torch {TORCH_RELEASE} passes flex its kernels' inputs")
+        with guard_alone(), triton_cpu_harness() as oracle, \
+                self.assertLogs("inductor_fix.patches.arity_guard", logging.WARNING) as logs:
+            steps = run_sequence(op, FLEX_ORDER, "cpu", compare=False)
+        self.assertEqual(oracle.mismatches, [], "a mismatched flex choice reached a launch")
+        self.assertIn("NoValidChoicesError: inductor_fix: no choice is left for 'flex_", steps[0].error)
+        self.assertIn("inf at benchmark", steps[0].error)
+        excluded = counters["inductor_fix"]["excluded_at_benchmark"]
+        self.assertGreater(excluded, 0)
+        self.assertEqual(len(logs.records), excluded)
+        message = re.sub(r"\[[^\]]*\]", "[<config>]", logs.records[0].getMessage())
+        message = re.sub(r"input \d+x\d+x\d+x\d+ float32", "input <q/k/v>", message)
+        self.assertIn("takes 12 parameters, but the autotuner's in-process benchmark passes 11 arguments", message)
+        self.assertRegex(message, r"kernel triton_flex_\w+\(arg_Q, arg_K, arg_V, .*in_ptr9, in_ptr10, out_ptr0\)")
 
 
 @requires_cuda
@@ -105,11 +153,19 @@ class TestArityGuardGPU(TestCase):
 
     @config.patch(max_autotune_gemm_backends="ATEN,TRITON")
     def test_unfixable_mismatch_falls_back_to_aten(self) -> None:
-        with inductor_fix.applied(), extra_kernel_parameter(), self.assertLogs("inductor_fix.guard", logging.WARNING):
+        with inductor_fix.applied(), extra_kernel_parameter(), self.assertLogs("inductor_fix.patches.arity_guard", logging.WARNING):
             steps = run_compiles("mm", (False, True), "cuda", compare=True)
         self.assertEqual([s.error for s in steps], [None, None])
         self.assertGreater(counters["inductor_fix"]["excluded"], 0)
         self.assertLess(max(s.max_rel_error for s in steps), 1e-4)
+
+    def test_guard_alone_never_crashes_on_flex(self) -> None:
+        if not affected("flex"):
+            self.skipTest(f"torch {TORCH_RELEASE} passes flex its kernels' inputs")
+        with guard_alone(), self.assertLogs("inductor_fix.patches.arity_guard", logging.WARNING):
+            steps = run_sequence("flex", FLEX_ORDER, "cuda", compare=True)
+        self.assertIn("NoValidChoicesError: inductor_fix: no choice is left", steps[0].error)
+        self.assertGreater(counters["inductor_fix"]["excluded_at_benchmark"], 0)
 
 
 if __name__ == "__main__":

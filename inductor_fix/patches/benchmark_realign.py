@@ -1,7 +1,9 @@
-"""The fix for pytorch/pytorch#194515: benchmark each choice with the tensors its kernel takes.
+"""benchmark-realign: benchmark each template choice with the tensors its kernel takes.
 
 Upstream: ``torch/_inductor/select_algorithm.py``,
-``AlgorithmSelectorCache.benchmark_in_current_process`` (torch 2.9.0 and later).
+``AlgorithmSelectorCache.benchmark_in_current_process`` (torch 2.8.0-2.14.x; up to
+2.7 it is a closure inside ``make_benchmark_fn`` and cannot be wrapped, so there the
+patch is unsupported). Reported as pytorch/pytorch#194515.
 In-process autotuning makes one example tensor per distinct buffer name of the
 *selection's* ``input_nodes`` (the list a lowering passes to
 ``autotune_select_algorithm``) and calls every choice's ``benchmark`` with them.
@@ -37,8 +39,14 @@ subprocess path builds tensors from each benchmark request and is untouched.
 Gated by behaviour: where upstream passes the kernel's inputs (2.15.0 flex forward
 and decoding, PR #194555) nothing differs and nothing is done.
 
-Remove this module once every template lowering passes its kernel's inputs to
-selection (flex backward still passes a hand-built list in 2.15.0).
+It also wraps ``AlgorithmSelectorCache.__call__`` (:func:`realized_selection`): up to
+2.13 the flex backward lowering passes a captured buffer recomputed in the backward
+graph (selective activation checkpointing) to selection unrealized, which crashes
+before any benchmark; it is realized first, as 2.14's lowering does.
+
+Delete this module, ``patches/0003-*`` and ``test/benchmark_realign/`` once every
+template lowering passes its kernel's inputs to selection (flex backward still
+passes a hand-built list in 2.15.0).
 """
 
 from __future__ import annotations
@@ -50,9 +58,15 @@ import logging
 from types import ModuleType
 from typing import Any, Callable, Sequence
 
-__all__ = ["Realignment", "group_choices", "input_names", "plan_realignment", "realigned_benchmark"]
+from .._activity import Activity
+from .base import Patch, Unsupported, require_class, require_parameters
+
+__all__ = ["PATCH", "Realignment", "group_choices", "input_names", "plan_realignment", "realigned_benchmark"]
 
 log = logging.getLogger(__name__)
+
+#: What this patch did in this process: ``realigned`` choices, ``selections_realigned``, ``realized``.
+ACTIVITY = Activity()
 
 
 def input_names(nodes: Sequence[Any]) -> tuple[str, ...]:
@@ -135,9 +149,8 @@ def realigned_benchmark(benchmark: Callable[..., Any], select_algorithm: ModuleT
     ``classmethod``): choices are benchmarked in groups of equal kernel inputs, the
     selection's own group first, and timings are returned in ``choices`` order.
 
-    Counts realigned choices in ``counters["inductor_fix"]["realigned"]``.
+    Records ``realigned`` choices and ``selections_realigned`` in :data:`ACTIVITY`.
     """
-    from torch._dynamo.utils import counters
 
     signature = inspect.signature(benchmark)
     template_caller = select_algorithm.TritonTemplateCaller
@@ -161,12 +174,14 @@ def realigned_benchmark(benchmark: Callable[..., Any], select_algorithm: ModuleT
         if not groups:
             return benchmark(cls, choices, input_nodes, layout, input_gen_fns, *args, **kwargs)
 
+        ACTIVITY.add("selections_realigned")
         timings = {}
         if as_selected:
             timings.update(benchmark(cls, as_selected, input_nodes, layout, input_gen_fns, *args, **kwargs))
         for plan, group in groups.values():
-            counters["inductor_fix"]["realigned"] += len(group)
             name = getattr(group[0].bmreq, "kernel_name", "?")
+            ACTIVITY.add("realigned", len(group), kernel=name, kernel_inputs=list(plan.names),
+                         selection_inputs=list(input_names(input_nodes)), captured=list(plan.captured))
             if name not in logged:
                 logged.add(name)
                 log.info(
@@ -179,3 +194,105 @@ def realigned_benchmark(benchmark: Callable[..., Any], select_algorithm: ModuleT
         return {choice: timings[choice] for choice in choices if choice in timings}
 
     return benchmark_in_current_process
+
+
+def has_layout(node: Any) -> bool:
+    """Whether ``node`` is realized enough for selection to read its layout (``create_inputs_key``)."""
+    try:
+        node.get_layout()
+    except (NotImplementedError, AttributeError):
+        return False
+    return True
+
+
+def _describe(node: Any) -> str:
+    try:
+        return str(node.get_name())
+    except Exception:  # an unrealized node may have no name yet
+        return type(getattr(getattr(node, "data", None), "data", node)).__name__
+
+
+def realized_selection(select: Callable[..., Any], realize: Callable[[Any], Any]) -> Callable[..., Any]:
+    """Wrap ``AlgorithmSelectorCache.__call__`` so that a selection input node without a
+    layout is realized first (``realize(node)``, ``ExternKernel.realize_input``).
+
+    Up to 2.13 the flex backward lowering passes its captured buffers to selection
+    without ``maybe_realize`` (2.14 added it): a buffer recomputed in the backward graph
+    (selective activation checkpointing saving flex_attention's outputs) is then an
+    unrealized ``Pointwise``, and ``create_inputs_key`` fails on it before any choice is
+    benchmarked (``NotImplementedError: ... Pointwise``). Realized, it is what 2.14's
+    lowering passes; its benchmark tensors are then realigned like any other. Selections
+    whose inputs all have layouts (every one on 2.14 and later) are passed through as is.
+    """
+    signature = inspect.signature(select)
+
+    @functools.wraps(select)
+    def select_with_realized_inputs(*args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(*args, **kwargs)
+        nodes = bound.arguments.get("input_nodes")
+        if nodes is not None and not all(has_layout(node) for node in nodes):
+            unrealized = [_describe(node) for node in nodes if not has_layout(node)]
+            realized = [node if has_layout(node) else realize(node) for node in nodes]
+            ACTIVITY.add("realized", len(unrealized), selection=str(bound.arguments.get("name")), buffers=unrealized)
+            bound.arguments["input_nodes"] = type(nodes)(realized) if isinstance(nodes, tuple) else realized
+        return select(*bound.args, **bound.kwargs)
+
+    return select_with_realized_inputs
+
+
+# --- the patch ------------------------------------------------------------------------
+
+TARGET = "AlgorithmSelectorCache.benchmark_in_current_process"
+SELECTION = "AlgorithmSelectorCache.__call__"
+
+
+def decide(module: ModuleType) -> ModuleType:
+    require_parameters(module, TARGET, ("choices", "input_nodes", "layout", "input_gen_fns"), classmethod)
+    require_parameters(module, SELECTION, ("input_nodes",))
+    if not callable(getattr(getattr(getattr(module, "ir", None), "ExternKernel", None), "realize_input", None)):
+        raise Unsupported("select_algorithm.ir.ExternKernel.realize_input is missing")
+    require_class(module, "TritonTemplateCaller")
+    if not callable(getattr(require_class(module, "AlgorithmSelectorCache"), "benchmark_example_value", None)):
+        raise Unsupported("AlgorithmSelectorCache.benchmark_example_value is missing")
+    return module
+
+
+def _benchmark(original: classmethod, module: ModuleType) -> classmethod:
+    return classmethod(realigned_benchmark(original.__func__, module))
+
+
+def _selection(original: Any, module: ModuleType) -> Any:
+    return realized_selection(original, module.ir.ExternKernel.realize_input)
+
+
+#: Written by tools/record_fingerprints.py --write.
+FINGERPRINTS = {
+    "2.8.0": {TARGET: "447b9d4cc187ce79", SELECTION: "00a69592a8475baa"},
+    "2.9.1": {TARGET: "90b73b3dfa550d60", SELECTION: "0afa3df746f01403"},
+    "2.10.0": {TARGET: "eebb15392d63f187", SELECTION: "c3c7c7599f5116bd"},
+    "2.11.0": {TARGET: "eebb15392d63f187", SELECTION: "9d07df572dfc3201"},
+    "2.12.0": {TARGET: "22f99c763f0cb0be", SELECTION: "16ebe6c09910da2f"},
+    "2.13.0": {TARGET: "22f99c763f0cb0be", SELECTION: "16ebe6c09910da2f"},
+    "2.14.1": {TARGET: "22f99c763f0cb0be", SELECTION: "24e0e08ee1c18e4a"},
+    "2.15.0": {TARGET: "22f99c763f0cb0be", SELECTION: "51d116f0db14a988"},
+}
+
+PATCH = Patch(
+    name="benchmark-realign",
+    targets={TARGET: _benchmark, SELECTION: _selection},
+    decide=decide,
+    effect="each Triton template choice is benchmarked with the tensors its kernel takes (pytorch/pytorch#194515)",
+    upstream="pytorch/pytorch#194515, fixed for flex forward and decoding by PR #194555",
+    # 2.7.1 and 2.8.0 crash too (the version matrix's flex suite, CPU harness); older: not checked.
+    # No release fixes the flex backward yet (2.15.0 crashes there under selective checkpointing).
+    affected=">=2.7.0",
+    # Up to 2.7 benchmark_in_current_process is a closure inside make_benchmark_fn: nothing to wrap.
+    supported=">=2.8.0",
+    delete_when="every template lowering passes its kernel's inputs to selection (flex backward does not in 2.15.0)",
+    diff="0003-inductor-benchmark-template-choices-with-their-kernel-inputs.patch",
+    # 2.15.0 passes flex forward and decoding their kernels' inputs (PR #194555); the backward
+    # lowering still builds its list by hand, and selective checkpointing crashes it there.
+    check_ops={"flex": ">=2.7.0,<2.15.0", "flex_decoding": ">=2.7.0,<2.15.0", "flex_backward": ">=2.7.0"},
+    fingerprints=FINGERPRINTS,
+    activity=ACTIVITY,
+)

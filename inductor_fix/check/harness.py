@@ -3,7 +3,7 @@
 With ``config.cpu_backend = "triton"`` Inductor lowers CPU matmuls through the
 same ``TritonTemplate.generate``, ``GeneratedCodeCache`` and
 ``TritonBenchmarkRequest.make_run_fn`` code as on CUDA. PyPI's triton has no
-CPU driver, so this harness replaces exactly four seams, and nothing else:
+CPU driver, so this harness replaces exactly six seams, and nothing else:
 
 1. ``torch.utils._triton.triton_hash_with_backend`` - asks the (absent) driver
    for its target; replaced by a constant.
@@ -21,15 +21,39 @@ CPU driver, so this harness replaces exactly four seams, and nothing else:
    ``if query.get_device().type == "cpu"`` statement removed; everything after it
    (subgraph building, forward and decoding templates, ``autotune_select_algorithm``)
    is the release's code. Without a recognisable dispatch it is left alone and flex
-   stays on the C++ path (:func:`flex_lowering_on_triton` says which).
+   stays on the C++ path (:func:`flex_lowering_on_triton` says which). The backward
+   lowering (``flex_attention_backward``, same module) has no CPU dispatch in any
+   release 2.8-2.15 and is registered as it is: once seam 6 lets a backward be
+   traced, it reaches ``flex_attention_backward_template`` unchanged.
 5. The GPU flex sizes its work for: the SM count flex decoding splits its work by
    (``flex_decoding.get_split_k`` asks ``torch.cuda.get_device_properties``, which
    fails without a driver) and, up to 2.8, the compute capability the flex configs
    are chosen by (``InductorChoices.get_flex_*_configs`` in 2.8, the
    ``_get_*default_config*`` functions up to 2.7, ask
-   ``torch.cuda.get_device_capability``). While those functions run, the device is a
+   ``torch.cuda.get_device_capability``; the backward's
+   ``get_flex_attention_bwd_configs`` / ``_get_default_config_bwd`` are new here,
+   for flex backward on 2.8 and before). While those functions run, the device is a
    stand-in H200: :data:`STAND_IN_SMS` multiprocessors, capability
    :data:`STAND_IN_CAPABILITY`; the formulas and config lists are the release's.
+6. New, for flex backward: the public API's refusal of a CPU backward
+   (``torch/nn/attention/flex_attention.py``, ``_validate_device``, 2.11+: ``if
+   query.device.type == "cpu" and (query.requires_grad or ...): raise
+   NotImplementedError("FlexAttention does not support backward on CPU ...")``),
+   which Dynamo traces, so a compile with q/k/v requiring grad stops before any
+   graph exists. The harness swaps the module's ``_validate_device`` for the same
+   function compiled from its own source with that one statement removed (the
+   other device checks stay). It is a check only: it returns nothing and touches
+   no tensor, so the traced graph, the partition into forward and backward, every
+   lowering's inputs and every benchmark's arguments are the release's own. Up to
+   2.10 there is no such statement (the refusal lived in ``lower_cpu``, which
+   seam 4 already bypasses) and nothing is swapped (:func:`flex_backward_on_triton`
+   says whether a CPU backward can be traced).
+
+   One CPU rule is left as the release has it: ``_apply_kernel_options`` (same
+   module, 2.8-2.15) sets ``OUTPUT_LOGSUMEXP=False`` for CPU inputs, so in training
+   the forward kernel is generated without its logsumexp store, where a GPU has
+   ``True``. That is one constexpr of the template: ``LSE`` stays a kernel parameter
+   and an input of the lowerings, so parameters and arguments are as on a GPU.
 
 Also set, because the harness needs them: ``autotune_local_cache=False`` (else a
 second compile reuses timings and never launches), ``compile_threads=1`` (keeps
@@ -58,10 +82,10 @@ import types
 from typing import Any, Callable, Iterator
 from unittest import mock
 
-from ..guard import GRID_VALUES  # one definition of the launch's trailing grid arguments
+from ..patches.arity_guard import GRID_VALUES  # one definition of the launch's trailing grid arguments
 
-__all__ = ["ArityOracle", "HARNESS_CONFIG", "STAND_IN_CAPABILITY", "STAND_IN_SMS", "Launch", "flex_lowering_on_triton",
-           "triton_cpu_harness", "triton_flex_lowering"]
+__all__ = ["ArityOracle", "HARNESS_CONFIG", "STAND_IN_CAPABILITY", "STAND_IN_SMS", "Launch", "flex_backward_on_triton",
+           "flex_lowering_on_triton", "triton_cpu_harness", "triton_flex_lowering", "validate_device_allowing_cpu_grad"]
 
 #: Multiprocessors of the GPU flex decoding is split for under the harness (an NVIDIA H200).
 STAND_IN_SMS = 132
@@ -136,6 +160,37 @@ def _is_cpu_dispatch(statement: ast.stmt) -> bool:
     return "get_device().type" in test and "'cpu'" in test and "lower_cpu(" in body
 
 
+def _is_cpu_grad_refusal(statement: ast.stmt) -> bool:
+    """``if query.device.type == "cpu" and (query.requires_grad or ...): raise
+    NotImplementedError(...)``, as in ``_validate_device`` 2.11-2.15."""
+    if not isinstance(statement, ast.If) or len(statement.body) != 1 or not isinstance(statement.body[0], ast.Raise):
+        return False
+    test = ast.unparse(statement.test)
+    return "device.type" in test and "'cpu'" in test and "requires_grad" in test and not statement.orelse
+
+
+def _without_one_statement(function: Callable[..., Any], removed: Callable[[ast.stmt], bool],
+                           module: types.ModuleType) -> Callable[..., Any] | None:
+    """``function`` compiled from its own source, in ``module``'s namespace, without the one
+    top-level statement of its body that ``removed`` matches; None unless exactly one matches
+    or if its source cannot be read."""
+    function = inspect.unwrap(function)
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    definition = tree.body[0]
+    if not isinstance(definition, ast.FunctionDef):
+        return None
+    kept = [statement for statement in definition.body if not removed(statement)]
+    if len(kept) != len(definition.body) - 1:
+        return None
+    definition.body, definition.decorator_list = kept, []
+    namespace: dict[str, Any] = {}
+    exec(compile(tree, inspect.getsourcefile(function) or f"<{definition.name}>", "exec"), vars(module), namespace)
+    return namespace[definition.name]
+
+
 @functools.cache
 def triton_flex_lowering() -> Callable[..., Any] | None:
     """The flex_attention lowering without its CPU dispatch (seam 4), ready to register;
@@ -144,21 +199,38 @@ def triton_flex_lowering() -> Callable[..., Any] | None:
     module = _flex_module("flex_attention")
     if module is None:
         return None
-    function = inspect.unwrap(module.flex_attention)
+    return _without_one_statement(module.flex_attention, _is_cpu_dispatch, module)
+
+
+@functools.cache
+def validate_device_allowing_cpu_grad() -> Callable[..., Any] | None:
+    """``torch.nn.attention.flex_attention._validate_device`` without its refusal of a CPU
+    backward (seam 6); None where the release has no such refusal (up to 2.10) or its
+    source cannot be read."""
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
-    except (OSError, TypeError, SyntaxError):
+        module = importlib.import_module("torch.nn.attention.flex_attention")
+    except ImportError:
         return None
-    definition = tree.body[0]
-    if not isinstance(definition, ast.FunctionDef):
+    function = getattr(module, "_validate_device", None)
+    if not callable(function):
         return None
-    kept = [statement for statement in definition.body if not _is_cpu_dispatch(statement)]
-    if len(kept) != len(definition.body) - 1:
-        return None
-    definition.body, definition.decorator_list = kept, []
-    namespace: dict[str, Any] = {}
-    exec(compile(tree, inspect.getsourcefile(function) or "<flex_attention>", "exec"), vars(module), namespace)
-    return namespace[definition.name]
+    return _without_one_statement(function, _is_cpu_grad_refusal, module)
+
+
+def flex_backward_on_triton() -> bool:
+    """Whether a FlexAttention backward on CPU reaches its Triton template under the harness:
+    the forward lowering is re-registrable (seam 4), and the public API either has no CPU
+    backward refusal or the harness can take it out (seam 6)."""
+    if not flex_lowering_on_triton():
+        return False
+    if validate_device_allowing_cpu_grad() is not None:
+        return True
+    module = importlib.import_module("torch.nn.attention.flex_attention")
+    try:
+        source = inspect.getsource(inspect.unwrap(module._validate_device))
+    except (AttributeError, OSError, TypeError):
+        return False
+    return "requires_grad" not in source  # 2.8-2.10: no refusal to take out
 
 
 def _flex_module(name: str) -> types.ModuleType | None:
@@ -211,18 +283,24 @@ def _flex_on_triton() -> Iterator[None]:
         # InductorChoices config methods; up to 2.7 the default config getters.
         flex_attention = _flex_module("flex_attention")
         for owner, name in ((flex_decoding, "get_split_k"), (InductorChoices, "get_flex_attention_fwd_configs"),
+                            (InductorChoices, "get_flex_attention_bwd_configs"),
                             (InductorChoices, "get_flex_decode_configs"),
                             (flex_decoding, "_get_decoding_default_config"),
-                            (flex_attention, "_get_default_config_fwd")):
+                            (flex_attention, "_get_default_config_fwd"), (flex_attention, "_get_default_config_bwd")):
             member = vars(owner).get(name) if owner is not None else None
             if callable(member):
                 stack.enter_context(mock.patch.object(owner, name, _on_stand_in_gpu(member)))
+        # Seam 6: let Dynamo trace a flex backward on CPU (2.11+; nothing to take out before).
+        validate_device = validate_device_allowing_cpu_grad()
+        if validate_device is not None:
+            api = importlib.import_module("torch.nn.attention.flex_attention")
+            stack.enter_context(mock.patch.object(api, "_validate_device", validate_device))
         yield
 
 
 @contextlib.contextmanager
 def triton_cpu_harness(**config_overrides: Any) -> Iterator[ArityOracle]:
-    """Install the four seams and the harness config; yields the oracle.
+    """Install the six seams and the harness config; yields the oracle.
 
     ``config_overrides`` are extra ``torch._inductor.config`` settings.
     Restores everything on exit. Raises ImportError without torch.

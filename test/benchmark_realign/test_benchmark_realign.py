@@ -1,22 +1,17 @@
-"""FlexAttention with a bias computed in the graph (pytorch/pytorch#194515): stock crashes, the
-benchmark realignment fixes it, and the arity guard alone turns the crash into a reasoned
-error. CPU harness in CI; kernels for real on a GPU.
+"""The benchmark-realign patch: FlexAttention with a bias computed in the graph
+(pytorch/pytorch#194515) crashes stock and compiles patched. CPU harness in CI; kernels
+for real on a GPU.
 """
 
 from __future__ import annotations
 
-import contextlib
-import logging
-import re
-from unittest import mock
-
-from helpers import FLEX_AFFECTED, TORCH_RELEASE, requires_cuda
+from helpers import TORCH_RELEASE, affected, requires_cuda
 
 import inductor_fix
 import torch
-from inductor_fix.realign import input_names, plan_realignment
-from inductor_fix.testing.harness import flex_lowering_on_triton, triton_cpu_harness
-from inductor_fix.testing.workloads import FLEX, FLEX_ORDER, run_sequence
+from inductor_fix.patches.benchmark_realign import input_names, plan_realignment
+from inductor_fix.check.harness import flex_lowering_on_triton, triton_cpu_harness
+from inductor_fix.check.workloads import FLEX, FLEX_ORDER, run_sequence
 from torch._dynamo.utils import counters
 from torch._inductor.test_case import TestCase, run_tests
 from torch.testing._internal.common_utils import instantiate_parametrized_tests, parametrize
@@ -24,19 +19,6 @@ from torch.testing._internal.common_utils import instantiate_parametrized_tests,
 FLEX_OPS = tuple(FLEX)
 #: What a flex launch one tensor short says: the real launcher, or the harness's oracle.
 SHORT_LAUNCH = r"TypeError: .*(missing 1 required positional argument: '_grid_2'|missing a required argument: 'out_ptr0')"
-
-
-@contextlib.contextmanager
-def only(*patches: str):
-    """The fix with every patch but ``patches`` disabled (``INDUCTOR_FIX_DISABLE``); restored after."""
-    others = ",".join(p.name for p in inductor_fix.status().patches if p.name not in patches)
-    inductor_fix.remove()
-    try:
-        with mock.patch.dict("os.environ", {"INDUCTOR_FIX_DISABLE": others}):
-            yield inductor_fix.apply()
-    finally:
-        inductor_fix.remove()
-        inductor_fix.apply()
 
 
 class _Node:
@@ -100,7 +82,7 @@ class TestFlexCPU(TestCase):
         """Negative control: with the fix removed, an affected torch must crash."""
         with inductor_fix.removed(), triton_cpu_harness() as oracle:
             steps = run_sequence(op, FLEX_ORDER, "cpu", compare=False)
-        if not FLEX_AFFECTED:
+        if not affected("flex"):
             self.assertEqual([s.error for s in steps], [None], f"torch {TORCH_RELEASE} is not affected")
             return
         self.assertRegex(steps[0].error, SHORT_LAUNCH)
@@ -113,29 +95,9 @@ class TestFlexCPU(TestCase):
         self.assertEqual([s.error for s in steps], [None])
         self.assertEqual(oracle.mismatches, [])
         self.assertTrue(any(name.startswith("triton_flex") for name in oracle.kernels), oracle.kernels)
-        if FLEX_AFFECTED:
+        if affected("flex"):
             self.assertGreater(counters["inductor_fix"]["realigned"], 0)
         self.assertEqual(counters["inductor_fix"]["excluded_at_benchmark"], 0)
-
-    @parametrize("op", FLEX_OPS)
-    def test_guard_alone_excludes_and_says_why(self, op: str) -> None:
-        """Without realignment the guard times every flex choice inf before its launch:
-        no TypeError, no launch, and Inductor's NoValidChoicesError names the mismatch."""
-        if not FLEX_AFFECTED:
-            self.skipTest(f"torch {TORCH_RELEASE} passes flex its kernels' inputs")
-        with only("cache-key", "arity-guard"), triton_cpu_harness() as oracle, \
-                self.assertLogs("inductor_fix.guard", logging.WARNING) as logs:
-            steps = run_sequence(op, FLEX_ORDER, "cpu", compare=False)
-        self.assertEqual(oracle.mismatches, [], "a mismatched flex choice reached a launch")
-        self.assertIn("NoValidChoicesError: inductor_fix: no choice is left for 'flex_", steps[0].error)
-        self.assertIn("inf at benchmark", steps[0].error)
-        excluded = counters["inductor_fix"]["excluded_at_benchmark"]
-        self.assertGreater(excluded, 0)
-        self.assertEqual(len(logs.records), excluded)
-        message = re.sub(r"\[[^\]]*\]", "[<config>]", logs.records[0].getMessage())
-        message = re.sub(r"input \d+x\d+x\d+x\d+ float32", "input <q/k/v>", message)
-        self.assertIn("takes 12 parameters, but the autotuner's in-process benchmark passes 11 arguments", message)
-        self.assertRegex(message, r"kernel triton_flex_\w+\(arg_Q, arg_K, arg_V, .*in_ptr9, in_ptr10, out_ptr0\)")
 
 
 @requires_cuda
@@ -145,7 +107,7 @@ class TestFlexGPU(TestCase):
 
     @parametrize("op", FLEX_OPS)
     def test_stock_and_patched(self, op: str) -> None:
-        from test_gpu import report
+        from helpers import report
 
         with inductor_fix.removed():
             stock = run_sequence(op, FLEX_ORDER, "cuda", compare=True)
@@ -154,7 +116,7 @@ class TestFlexGPU(TestCase):
         report(f"{op}/{FLEX_ORDER}", stock=[s.error for s in stock], patched=[s.error for s in patched],
                max_rel_error=patched[0].max_rel_error, realigned=counters["inductor_fix"]["realigned"],
                patched_compile_s=round(patched[0].seconds, 1))
-        if FLEX_AFFECTED:
+        if affected("flex"):
             self.assertRegex(stock[0].error or "", r"launcher\(\) missing 1 required positional argument: '_grid_2'")
         self.assertEqual([s.error for s in patched], [None])
         self.assertLess(patched[0].max_rel_error, 1e-3)
@@ -165,14 +127,6 @@ class TestFlexGPU(TestCase):
             steps = run_sequence(op, FLEX_ORDER, "cuda", compare=True, dtype=torch.bfloat16)
         self.assertEqual([s.error for s in steps], [None])
         self.assertLess(steps[0].max_rel_error, 6e-2)
-
-    def test_guard_alone_never_crashes(self) -> None:
-        if not FLEX_AFFECTED:
-            self.skipTest(f"torch {TORCH_RELEASE} passes flex its kernels' inputs")
-        with only("cache-key", "arity-guard"), self.assertLogs("inductor_fix.guard", logging.WARNING):
-            steps = run_sequence("flex", FLEX_ORDER, "cuda", compare=True)
-        self.assertIn("NoValidChoicesError: inductor_fix: no choice is left", steps[0].error)
-        self.assertGreater(counters["inductor_fix"]["excluded_at_benchmark"], 0)
 
 
 if __name__ == "__main__":

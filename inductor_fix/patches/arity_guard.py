@@ -1,14 +1,14 @@
-"""The arity guard: no Triton template choice reaches a launch its kernel cannot take.
+"""arity-guard: no Triton template choice reaches a launch its kernel cannot take.
 
-The aliasing-aware key (:mod:`inductor_fix.aliasing`) removes the known cause of
-pytorch/pytorch#188069. This guard removes the kind: whatever makes a loaded
-kernel's parameter list disagree with the arguments its benchmark request will
-pass (another property missing from a codegen-cache key, a miscounted captured
-buffer, signature drift), compilation does not crash on it.
+The cache-key patch removes the known cause of pytorch/pytorch#188069 and the
+benchmark-realign patch that of #194515. This guard removes the kind: whatever
+makes a loaded kernel's parameter list disagree with the arguments its benchmark
+request or the autotuner will pass (another property missing from a codegen-cache
+key, a miscounted captured buffer, signature drift), compilation does not crash on it.
 
 Wraps ``TritonTemplate.generate``, ``AlgorithmSelectorCache.__call__`` and
 ``AlgorithmSelectorCache.benchmark_choice`` in ``torch/_inductor/select_algorithm.py``
-(torch 2.8.0 and later):
+(torch 2.8.0 and later; up to 2.7 there is no codegen cache and it is not needed):
 
 1. After a choice is generated, count the kernel's parameters and the benchmark
    request's arguments (inputs, output, size args, workspace; the 3 grid values
@@ -26,6 +26,10 @@ Wraps ``TritonTemplate.generate``, ``AlgorithmSelectorCache.__call__`` and
    parameters. A choice that would not fit is timed ``inf`` instead of launched,
    with the same warning (``counters["inductor_fix"]["excluded_at_benchmark"]``);
    if every choice is timed ``inf`` so, ``NoValidChoicesError`` says why.
+
+No upstream equivalent as of 2.15.0 (``patches/0002-*`` proposes one). Delete this
+module, ``patches/0002-*`` and ``test/arity_guard/`` when upstream checks a
+choice's arity against its benchmark arguments.
 """
 
 from __future__ import annotations
@@ -36,11 +40,19 @@ import inspect
 import logging
 import threading
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable
 
-__all__ = ["ArityMismatch", "arity_mismatch", "guarded_benchmark_choice", "guarded_generate", "guarded_selection"]
+from .._activity import Activity
+from .base import Patch, Unsupported, require_class, require_codegen_cache, require_function, require_parameters
+
+__all__ = ["ArityMismatch", "GRID_VALUES", "PATCH", "arity_mismatch", "benchmark_argument_count", "kernel_parameters",
+           "tensor_metas"]
 
 log = logging.getLogger(__name__)
+
+#: What this patch did in this process: ``regenerated``, ``excluded``, ``excluded_at_benchmark``.
+ACTIVITY = Activity()
 
 #: Triton launches take the grid as three trailing positional values.
 GRID_VALUES = 3
@@ -63,6 +75,11 @@ class ArityMismatch:
     arguments: tuple[str, ...]
     #: Who passes ``arguments``: the choice's own benchmark request, or the autotuner.
     caller: str = "its benchmark request"
+
+    def as_detail(self) -> dict[str, Any]:
+        """The mismatch as activity detail (JSON-able)."""
+        return {"template": self.template, "kernel": self.kernel, "parameters": list(self.parameters),
+                "arguments": list(self.arguments)}
 
     def message(self, description: str = "") -> str:
         config = f" [{description}]" if description else ""
@@ -164,7 +181,7 @@ def guarded_generate(generate: Callable[..., Any]) -> Callable[..., Any]:
             return choice
         if counters["inductor"]["generated_module_cache_hit"] > hits:
             _drop_stale_entry(self, choice.bmreq.module_path)
-            counters["inductor_fix"]["regenerated"] += 1
+            ACTIVITY.add("regenerated", **mismatch.as_detail())
             if self.name not in warned_regenerate:
                 warned_regenerate.add(self.name)
                 log.warning(
@@ -184,9 +201,7 @@ def guarded_generate(generate: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _exclude(mismatch: ArityMismatch, description: str, store: threading.local, counter: str) -> None:
-    from torch._dynamo.utils import counters
-
-    counters["inductor_fix"][counter] += 1
+    ACTIVITY.add(counter, **mismatch.as_detail())
     messages = getattr(store, "messages", None)
     if messages is None:
         messages = store.messages = []
@@ -252,3 +267,69 @@ def guarded_selection(select: Callable[..., Any], no_choices_error: type[Excepti
             _excluded_at_benchmark.messages = []
 
     return select_with_arity_guard
+
+
+# --- the patch ------------------------------------------------------------------------
+
+
+def decide(module: ModuleType) -> ModuleType:
+    require_codegen_cache(module)
+    require_parameters(module, "TritonTemplate.generate", ("generate_with_caching",))
+    require_function(module, "AlgorithmSelectorCache.__call__")
+    require_parameters(module, "AlgorithmSelectorCache.benchmark_choice", ("choice", "autotune_args"), classmethod)
+    error = getattr(module, "NoValidChoicesError", None)
+    if not (isinstance(error, type) and issubclass(error, Exception)):
+        raise Unsupported("select_algorithm.NoValidChoicesError is missing")
+    require_class(module, "TritonTemplateCaller")
+    return module
+
+
+def _generate(original: Any, module: ModuleType) -> Any:
+    return guarded_generate(original)
+
+
+def _selection(original: Any, module: ModuleType) -> Any:
+    return guarded_selection(original, module.NoValidChoicesError)
+
+
+def _benchmark_choice(original: classmethod, module: ModuleType) -> classmethod:
+    return classmethod(guarded_benchmark_choice(original.__func__, module.TritonTemplateCaller))
+
+
+#: Written by tools/record_fingerprints.py --write.
+FINGERPRINTS = {
+    "2.7.1": {"TritonTemplate.generate": "1b004b1774c6e260", "AlgorithmSelectorCache.__call__": "127d0da000aae13a"},
+    "2.8.0": {"TritonTemplate.generate": "2cae7b880c44afb0", "AlgorithmSelectorCache.__call__": "00a69592a8475baa",
+              "AlgorithmSelectorCache.benchmark_choice": "d3e388246ea845f7"},
+    "2.9.1": {"TritonTemplate.generate": "e4238e2055f5cc0a", "AlgorithmSelectorCache.__call__": "0afa3df746f01403",
+              "AlgorithmSelectorCache.benchmark_choice": "ae85b4e3b7166aae"},
+    "2.10.0": {"TritonTemplate.generate": "3011e492fa28288f", "AlgorithmSelectorCache.__call__": "c3c7c7599f5116bd",
+               "AlgorithmSelectorCache.benchmark_choice": "4b968e100498eecf"},
+    "2.11.0": {"TritonTemplate.generate": "5360dac580d1200c", "AlgorithmSelectorCache.__call__": "9d07df572dfc3201",
+               "AlgorithmSelectorCache.benchmark_choice": "4b968e100498eecf"},
+    "2.12.0": {"TritonTemplate.generate": "eaedda2ba0b68d4c", "AlgorithmSelectorCache.__call__": "16ebe6c09910da2f",
+               "AlgorithmSelectorCache.benchmark_choice": "4b968e100498eecf"},
+    "2.13.0": {"TritonTemplate.generate": "51bb1ab73b5055fa", "AlgorithmSelectorCache.__call__": "16ebe6c09910da2f",
+               "AlgorithmSelectorCache.benchmark_choice": "222149c055cb23ff"},
+    "2.14.1": {"TritonTemplate.generate": "dc98fd8927465c63", "AlgorithmSelectorCache.__call__": "24e0e08ee1c18e4a",
+               "AlgorithmSelectorCache.benchmark_choice": "222149c055cb23ff"},
+    "2.15.0": {"TritonTemplate.generate": "dc98fd8927465c63", "AlgorithmSelectorCache.__call__": "51d116f0db14a988",
+               "AlgorithmSelectorCache.benchmark_choice": "49b776e8964da36c"},
+}
+
+PATCH = Patch(
+    name="arity-guard",
+    targets={
+        "TritonTemplate.generate": _generate,
+        "AlgorithmSelectorCache.__call__": _selection,
+        "AlgorithmSelectorCache.benchmark_choice": _benchmark_choice,
+    },
+    decide=decide,
+    effect="template choices whose kernel arity mismatches are regenerated, or excluded before any launch",
+    upstream="safety net for the kind of pytorch/pytorch#188069 and #194515 (no upstream equivalent)",
+    affected=">=2.8.0,<2.15.0",  # the union of the two bugs' ranges (2.8: #194515)
+    delete_when="upstream checks a choice's arity against its benchmark arguments (not as of 2.15.0)",
+    diff="0002-inductor-check-template-kernel-arity-before-autotuning.patch",
+    fingerprints=FINGERPRINTS,
+    activity=ACTIVITY,
+)

@@ -1,0 +1,285 @@
+"""apply / remove / status: the patch lifecycle, one object, thread-safe and idempotent.
+
+:class:`Lifecycle` holds all state of the fix in a process: the patch table, the
+undo stack, each patch's state and reason, which class objects each patch was
+decided for, and whether the fix is wanted. One re-entrant lock guards it; the
+post-import hook's callback takes the same lock, and nothing waits for an import
+while holding it. The package's public functions are its methods on
+:data:`LIFECYCLE`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import logging
+import os
+import sys
+import threading
+from types import ModuleType
+from typing import Any, Iterator, Sequence
+
+from . import _hook
+from ._registry import Registry
+from ._versions import distribution_version
+from ._warnings import warn_once
+from .patches import MODULE, PATCHES, NotNeeded, Patch, Unsupported
+from .patches.base import split_target
+from .status import PatchStatus, State, Status
+
+__all__ = ["DISABLE_VARIABLE", "LIFECYCLE", "Lifecycle", "disabled_patches"]
+
+DISABLE_VARIABLE = "INDUCTOR_FIX_DISABLE"
+#: Set by the process that warned about an unknown name in INDUCTOR_FIX_DISABLE (and by
+#: ``inductor-fix run``), to that value: its child processes do not warn again.
+DISABLE_WARNED_VARIABLE = "INDUCTOR_FIX_DISABLE_WARNED"
+_ALL = ("1", "true", "yes", "on", "all")
+_NONE = ("", "0", "false", "no", "off")
+
+log = logging.getLogger("inductor_fix")
+
+
+def disabled_patches(names: Sequence[str] | None = None, environ: Any = None) -> tuple[frozenset[str], list[str]]:
+    """``(the patch names INDUCTOR_FIX_DISABLE turns off, the unknown names it holds)``.
+
+    ``1``/``true``/``yes``/``on``/``all``: every patch. A comma-separated list of
+    patch names (``arity-guard,benchmark-realign``): those, and unknown names in it
+    (a misspelling) are returned for the caller to warn about. Empty, ``0``,
+    ``false``, ``no``, ``off``: none. ``names`` defaults to the patch table's.
+    """
+    environ = os.environ if environ is None else environ
+    known = {patch.name for patch in PATCHES} if names is None else set(names)
+    value = environ.get(DISABLE_VARIABLE, "").strip().lower()
+    if value in _NONE:
+        return frozenset(), []
+    if value in _ALL:
+        return frozenset(known), []
+    requested = {part.strip() for part in value.split(",") if part.strip()}
+    return frozenset(requested & known), sorted(requested - known)
+
+
+def unknown_names_message(unknown: list[str], names: Sequence[str]) -> str:
+    return (f"inductor_fix: {DISABLE_VARIABLE}={os.environ.get(DISABLE_VARIABLE, '')!r} names unknown patch(es) "
+            f"{', '.join(unknown)}: ignored (the known names in it still apply); use 1 (all) or names from "
+            f"{', '.join(sorted(names))}")
+
+
+def _torch_version() -> str | None:
+    version = getattr(sys.modules.get("torch"), "__version__", None)
+    return str(version) if version is not None else distribution_version("torch")
+
+
+class Lifecycle:
+    """The fix in this process: ``patches`` applied to ``module_name`` when it loads."""
+
+    def __init__(self, patches: Sequence[Patch], module_name: str = MODULE) -> None:
+        self.patches = tuple(patches)
+        self.module_name = module_name
+        self._lock = threading.RLock()
+        self._registry = Registry()
+        self._states: dict[str, tuple[State, str]] = {p.name: (State.REMOVED, "not applied") for p in self.patches}
+        #: id()s of the classes each patch was last decided for: a decision is made once per
+        #: class object, and again after a reload of the module creates new ones.
+        self._decided: dict[str, tuple[int, ...]] = {}
+        #: True between apply() and remove(): the hook's callback patches only then.
+        self._wanted = False
+        self._disabled: frozenset[str] = frozenset()
+        self._said_disabled: set[str] = set()
+
+    # --- applying ---------------------------------------------------------------------
+
+    def apply(self) -> Status:
+        """Apply every patch this torch needs, now or when Inductor's
+        ``select_algorithm`` module is first imported (it is never imported here).
+
+        Idempotent and thread-safe; returns :meth:`status`. Never raises: a patch
+        that does not fit this torch is skipped with an
+        :class:`~inductor_fix.InductorFixWarning`. Patches named by
+        ``INDUCTOR_FIX_DISABLE`` (``1``: all) are not applied and say ``disabled``.
+        """
+        self.install()
+        return self.status()
+
+    def install(self) -> None:
+        """:meth:`apply` without building the returned status (package metadata lookups
+        that ``import inductor_fix`` need not pay for)."""
+        with self._lock:
+            self._disabled, unknown = disabled_patches([p.name for p in self.patches])
+            if unknown and os.environ.get(DISABLE_WARNED_VARIABLE) != os.environ.get(DISABLE_VARIABLE):
+                warn_once(unknown_names_message(unknown, [p.name for p in self.patches]), stacklevel=4)
+                os.environ[DISABLE_WARNED_VARIABLE] = os.environ.get(DISABLE_VARIABLE, "")  # children: once per job
+            for patch in self.patches:
+                if patch.name in self._disabled and self._states[patch.name][0] in (State.REMOVED, State.PENDING):
+                    self._states[patch.name] = (State.DISABLED, f"{DISABLE_VARIABLE}="
+                                                f"{os.environ.get(DISABLE_VARIABLE)} disables it")
+            if len(self._disabled) == len(self.patches):
+                return
+            self._wanted = True
+            _hook.register(self.module_name, self._on_import)
+            reason = f"waiting for {self.module_name} to be imported"
+            if "torch" not in sys.modules and importlib.util.find_spec("torch") is None:  # no metadata read
+                reason = f"torch is not installed; {reason}"
+            for patch in self.patches:
+                if patch.name not in self._disabled and self._states[patch.name][0] in (State.REMOVED,
+                                                                                        State.DISABLED):
+                    self._states[patch.name] = (State.PENDING, reason)
+        module = _hook.loaded(self.module_name)  # outside the lock: may wait for another thread's import
+        if module is not None:
+            self._on_import(module)
+
+    def _owners(self, patch: Patch, module: ModuleType) -> tuple[int, ...]:
+        return tuple(id(getattr(module, split_target(target)[0], None)) for target in patch.targets)
+
+    def _on_import(self, module: ModuleType) -> None:
+        with self._lock:
+            if not self._wanted:
+                return
+            for patch in self.patches:
+                if patch.name in self._disabled:
+                    if patch.name not in self._said_disabled:  # said here, once torch's logging is set up
+                        self._said_disabled.add(patch.name)
+                        log.info("inductor_fix: %s %s: %s", patch.name, *self._states[patch.name])
+                    continue
+                if self._decided.get(patch.name) == self._owners(patch, module):
+                    continue
+                self._decided[patch.name] = self._owners(patch, module)
+                self._states[patch.name] = self._install(patch, module)
+                log.info("inductor_fix: %s %s: %s", patch.name, *self._states[patch.name])
+
+    def _install(self, patch: Patch, module: ModuleType) -> tuple[State, str]:
+        """Decide and, if right, install ``patch`` on ``module``; never raises."""
+        try:
+            context = patch.decide(module)
+            patch.check_fingerprints(module, _torch_version() or "")
+            for target, factory in patch.targets.items():
+                owner_name, attribute = split_target(target)
+                self._registry.wrap(getattr(module, owner_name), attribute, lambda o, f=factory: f(o, context),
+                                    patch.name)
+            if patch.verify is not None:
+                patch.verify(module)
+        except NotNeeded as reason:
+            return State.NOT_NEEDED, str(reason)
+        except Exception as error:  # Unsupported, or anything unforeseen: never break Inductor.
+            self._registry.restore_all(patch.name)
+            reason = str(error) if isinstance(error, Unsupported) else f"{type(error).__name__}: {error}"
+            warn_once(f"inductor_fix: {patch.name} patch not applied: {reason}", stacklevel=3)
+            return State.UNSUPPORTED, reason
+        return State.APPLIED, patch.effect
+
+    # --- removing ---------------------------------------------------------------------
+
+    def remove(self) -> Status:
+        """Restore the exact original of everything ever wrapped (classes of an earlier
+        import of Inductor's module included) and stop patching future imports.
+
+        Where another library wrapped a target after this package (``mock.patch``, a
+        ``wrapt`` wrapper), its wrapper is left in place and ours inside it passes every
+        call through; the patch's reason and a log warning say so, and a later
+        ``remove()`` restores the original once the slot holds ours again.
+        Idempotent and thread-safe; returns :meth:`status` (state ``removed``).
+        """
+        with self._lock:
+            self._wanted = False
+            _hook.unregister(self.module_name, self._on_import)
+            left_in_place = self._registry.restore_all()  # newest first: two patches may share a slot
+            for patch in self.patches:
+                left = [entry for entry in left_in_place if entry.patch == patch.name]
+                if left:
+                    targets = ", ".join(entry.target for entry in left)
+                    reason = (f"inductor_fix.remove(): {targets} is wrapped by another library over inductor_fix's "
+                              "wrapper; that wrapper was left in place and ours inside it passes every call through "
+                              "(call remove() again once it is gone)")
+                    log.warning("%s", reason)
+                    self._states[patch.name] = (State.REMOVED, reason)
+                elif self._states[patch.name][0] != State.DISABLED:  # keep saying why nothing was applied
+                    self._states[patch.name] = (State.REMOVED, "inductor_fix.remove() restored the originals")
+            self._decided.clear()
+            return self.status()
+
+    # --- asking -----------------------------------------------------------------------
+
+    def status(self) -> Status:
+        """What is patched now, and why (see :class:`~inductor_fix.status.Status`).
+
+        Never imports torch or Inductor.
+        """
+        from . import __version__
+
+        with self._lock:
+            patches = tuple(PatchStatus(p.name, p.target, *self._states[p.name], p.activity.snapshot()["counts"])
+                            for p in self.patches)
+        return Status.of(patches, _torch_version(), distribution_version("triton"), __version__)
+
+    def activity(self) -> dict[str, dict[str, Any]]:
+        """What each patch did in this process: ``{patch name: {"counts": {kind: n},
+        "details": [{"kind", "count", ...}, ...]}}`` (the first 20 details per patch).
+
+        Kinds: cache-key ``collisions_prevented`` (a template's stock codegen-cache key met
+        with a second aliasing pattern: what stock would have replayed, with the template
+        and both patterns); arity-guard ``regenerated``, ``excluded``,
+        ``excluded_at_benchmark`` (template, kernel, its parameters, the arguments);
+        benchmark-realign ``realigned`` choices (kernel, its inputs, the selection's, the
+        captured buffers), ``selections_realigned``, ``realized`` (buffers realized before
+        a selection). Empty counts: the patch found nothing to do in this process.
+        """
+        return {patch.name: patch.activity.snapshot() for patch in self.patches}
+
+    def is_applied(self) -> bool:
+        with self._lock:
+            return self._wanted
+
+    def _member(self, target: str) -> tuple[Any, str]:
+        owner_name, attribute = split_target(target)
+        module = sys.modules.get(self.module_name)
+        owner = getattr(module, owner_name, None) if module is not None else None
+        if owner is None:
+            raise KeyError(f"{self.module_name}.{owner_name} is not loaded")
+        return owner, attribute
+
+    def is_patched(self, target: str) -> bool:
+        """Whether ``"Class.attribute"`` of ``torch._inductor.select_algorithm`` (e.g.
+        ``"TritonTemplate.generate"``) holds this package's active wrapper now. Never
+        imports Inductor: False while it is not loaded."""
+        try:
+            owner, attribute = self._member(target)
+        except KeyError:
+            return False
+        with self._lock:
+            entry = self._registry.newest(owner, attribute)
+            return entry is not None and entry.active and entry.in_slot()
+
+    def original(self, target: str) -> Any:
+        """The stock object (function or classmethod) that ``"Class.attribute"`` had before
+        this package wrapped it. Raises KeyError if it is not wrapped now."""
+        owner, attribute = self._member(target)
+        with self._lock:
+            newest, oldest = self._registry.newest(owner, attribute), self._registry.find(owner, attribute)
+        if newest is None or not newest.active:
+            raise KeyError(f"{target} is not patched")
+        return oldest.original
+
+    @contextlib.contextmanager
+    def applied(self) -> Iterator[Status]:
+        """Apply for the duration of a ``with`` block; on exit, remove again unless
+        the fix was applied before the block."""
+        before = self.is_applied()
+        try:
+            yield self.apply()
+        finally:
+            if not before:
+                self.remove()
+
+    @contextlib.contextmanager
+    def removed(self) -> Iterator[Status]:
+        """Run a ``with`` block on stock Inductor (the negative control in tests);
+        on exit, re-apply if the fix was applied before the block."""
+        before = self.is_applied()
+        try:
+            yield self.remove()
+        finally:
+            if before:
+                self.apply()
+
+
+#: The fix of this process.
+LIFECYCLE = Lifecycle(PATCHES)

@@ -1,0 +1,191 @@
+"""What a patch is, and the checks every patch's ``decide`` shares.
+
+A :class:`Patch` names its targets (``"Class.attribute"`` in
+``torch._inductor.select_algorithm``, each with the factory that wraps it), the
+upstream issue and PR, the stock releases that have the bug (a ``packaging``
+specifier, for tests and tools: whether a build needs a patch is decided by
+behaviour, never by this range), the diff in ``patches/`` that carries it
+upstream, and when it can be deleted. ``decide`` inspects the live module and
+returns what the factories need, or raises :class:`NotNeeded` /
+:class:`Unsupported` with a one-line reason; it patches nothing.
+
+Nothing here imports torch: ``import inductor_fix`` must stay cheap.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import inspect
+import textwrap
+from types import ModuleType
+from typing import Any, Callable, Mapping
+
+from .._activity import Activity
+from .._versions import release_of
+
+__all__ = [
+    "CODEGEN_CACHE_ADDED",
+    "MODULE",
+    "NotNeeded",
+    "Patch",
+    "Unsupported",
+    "fingerprint",
+    "function_of",
+    "require_class",
+    "require_codegen_cache",
+    "require_function",
+    "require_parameters",
+    "split_target",
+]
+
+MODULE = "torch._inductor.select_algorithm"
+#: ``GeneratedCodeCache`` first appears here, off by default
+#: (``enable_caching_generated_triton_templates=False``; on by default from 2.9.0).
+CODEGEN_CACHE_ADDED = "2.8.0"
+
+
+class NotNeeded(Exception):
+    """This torch does not have what the patch fixes."""
+
+
+class Unsupported(Exception):
+    """This torch's internals are not what the patch recognises."""
+
+
+#: ``factory(original, context)`` returns the wrapper installed in place of ``original``
+#: (the object in the class ``__dict__``: a function, or a classmethod for classmethods).
+Factory = Callable[[Any, Any], Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class Patch:
+    """One patch of the table; its module holds everything else about it."""
+
+    name: str
+    #: ``"Class.attribute"`` -> wrapper factory; what is wrapped is exactly these keys.
+    targets: Mapping[str, Factory]
+    #: ``decide(module)`` -> the context the factories take; raises NotNeeded or Unsupported.
+    decide: Callable[[ModuleType], Any]
+    #: What the patch does once applied, for status().
+    effect: str
+    upstream: str
+    #: Stock torch releases with the bug, as a ``packaging`` specifier.
+    affected: str
+    delete_when: str
+    #: The file in the repository's ``patches/`` folder that carries the same fix upstream.
+    diff: str
+    #: ``inductor-fix check`` ops whose stock compile shows this patch's bug -> the stock
+    #: releases where it crashes, as a specifier ("": :attr:`affected`).
+    check_ops: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    #: Called after install; raises Unsupported if the patched module misbehaves.
+    verify: Callable[[ModuleType], None] | None = None
+    #: Releases whose internals the patch fits, as a ``packaging`` specifier ("": any);
+    #: on an affected release outside it the bug stays (``decide`` says unsupported).
+    supported: str = ""
+    #: torch release -> {target: :func:`fingerprint` of its released source}.
+    fingerprints: Mapping[str, Mapping[str, str]] = dataclasses.field(default_factory=dict)
+    #: What the patch did in this process (its module records into it).
+    activity: Activity = dataclasses.field(default_factory=Activity, compare=False, repr=False)
+
+    @property
+    def target(self) -> str:
+        return ", ".join(f"{MODULE}.{target}" for target in self.targets)
+
+    @property
+    def module(self) -> str:
+        """The patch's module name in ``inductor_fix.patches`` (and its folder in ``test/``)."""
+        return self.name.replace("-", "_")
+
+    def is_affected(self, torch_version: str) -> bool:
+        """Whether stock ``torch_version`` (``"2.14.1+cu130"``, a dev build counts as its
+        release) has the bug; for tests and tools, not for deciding to patch."""
+        return _in(self.affected, torch_version)
+
+    def crashes(self, op: str, torch_version: str) -> bool:
+        """Whether stock ``torch_version`` crashes on ``check`` op ``op`` (one of :attr:`check_ops`)."""
+        return _in(self.check_ops[op] or self.affected, torch_version)
+
+    def fixes(self, torch_version: str) -> bool:
+        """Whether the patch fits ``torch_version``'s internals (:attr:`supported`)."""
+        return _in(self.supported, torch_version)
+
+    def check_fingerprints(self, module: ModuleType, torch_version: str) -> None:
+        """Raise Unsupported if a function this patch wraps differs from the source
+        recorded for this torch release; releases with no record pass."""
+        recorded = self.fingerprints.get(str(release_of(torch_version)), {})
+        for target, expected in recorded.items():
+            owner_name, attribute = split_target(target)
+            try:
+                actual = fingerprint(inspect.getsource(function_of(getattr(module, owner_name).__dict__[attribute])))
+            except (OSError, TypeError) as error:
+                raise Unsupported(f"cannot read the source of {target}: {error}") from error
+            if actual != expected:
+                raise Unsupported(f"{target} differs from torch {release_of(torch_version)}'s released source "
+                                  f"(fingerprint {actual}, recorded {expected})")
+
+
+def _in(specifier: str, torch_version: str) -> bool:
+    from packaging.specifiers import SpecifierSet  # lazily: only tests and tools ask
+
+    release = release_of(torch_version)
+    return release is not None and release in SpecifierSet(specifier)
+
+
+def fingerprint(source: str) -> str:
+    """16 hex digits of SHA-256 over ``source`` with indentation, blank lines,
+    comment-only lines and trailing spaces normalised away: a wrapped function
+    whose source moved on a recorded release (a patched build, a local edit, a
+    mislabelled wheel) is not recognised. ``tools/record_fingerprints.py`` writes
+    each patch module's ``FINGERPRINTS`` from release wheels."""
+    lines = []
+    for line in textwrap.dedent(source).splitlines():
+        stripped = line.rstrip()
+        if stripped and not stripped.lstrip().startswith("#"):
+            lines.append(stripped)
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+
+
+def split_target(target: str) -> tuple[str, str]:
+    owner, attribute = target.split(".")
+    return owner, attribute
+
+
+def function_of(member: Any) -> Any:
+    """The plain function behind a class ``__dict__`` entry (a classmethod's ``__func__``)."""
+    return member.__func__ if isinstance(member, (classmethod, staticmethod)) else member
+
+
+def require_function(module: ModuleType, target: str, kind: type | None = None) -> Any:
+    """The function behind ``target``; Unsupported if absent or not a plain function
+    (or, with ``kind``, not wrapped in ``kind``, e.g. ``classmethod``)."""
+    owner_name, attribute = split_target(target)
+    member = getattr(getattr(module, owner_name, None), "__dict__", {}).get(attribute)
+    if kind is not None and not isinstance(member, kind):
+        raise Unsupported(f"{target} is not a {kind.__name__} in this torch")
+    if not inspect.isfunction(function_of(member)):
+        raise Unsupported(f"{target} is not a plain function in this torch")
+    return function_of(member)
+
+
+def require_parameters(module: ModuleType, target: str, names: tuple[str, ...], kind: type | None = None) -> Any:
+    """:func:`require_function`, also Unsupported if a parameter of ``names`` is missing."""
+    function = require_function(module, target, kind)
+    missing = [name for name in names if name not in inspect.signature(function).parameters]
+    if missing:
+        raise Unsupported(f"{target} has no {', '.join(repr(n) for n in missing)} parameter")
+    return function
+
+
+def require_class(module: ModuleType, name: str) -> type:
+    """``module.<name>`` if it is a class; Unsupported if not."""
+    value = getattr(module, name, None)
+    if not isinstance(value, type):
+        raise Unsupported(f"select_algorithm.{name} is missing")
+    return value
+
+
+def require_codegen_cache(module: ModuleType) -> None:
+    """NotNeeded on a torch without the Triton template codegen cache (up to 2.7)."""
+    if not hasattr(module, "GeneratedCodeCache"):
+        raise NotNeeded(f"this torch has no Triton template codegen cache (added in {CODEGEN_CACHE_ADDED})")

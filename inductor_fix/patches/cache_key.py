@@ -1,0 +1,231 @@
+"""cache-key: the Triton template codegen-cache key sees which inputs are one buffer.
+
+Upstream: ``torch/_inductor/select_algorithm.py``, ``GeneratedCodeCache.make_key``
+(torch 2.8.0-2.14.x; the cache is on by default from 2.9.0, and 2.8.x is affected
+only with ``enable_caching_generated_triton_templates=True``). The key holds the
+layout of every input node but not which input nodes are the same buffer, while
+``TritonTemplateKernel.def_kernel`` gives the kernel one pointer parameter per
+distinct buffer name. Code generated for ``bmm(x, x)`` (one input pointer) was
+therefore replayed for ``bmm(a, b)`` (two), and the autotuning benchmark called the
+launcher with one argument too many (``got multiple values for argument 'stream'``)
+or, in the other order, too few (``missing ... '_grid_2'``).
+Reported as pytorch/pytorch#188069; fixed in 2.15.0 by PR #188268.
+
+Whether a build needs the fix is decided by calling its ``make_key`` with ``(x, x)``
+and ``(x, y)`` of equal layouts (:func:`keys_separate_aliasing`), never by version.
+
+Delete this module, ``patches/0001-*`` and ``test/cache_key/`` when the oldest
+supported torch is 2.15.0.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+from types import ModuleType
+from typing import Any, Callable, Sequence
+
+from .._activity import Activity
+from .base import MODULE, NotNeeded, Patch, Unsupported, require_codegen_cache, require_parameters
+
+__all__ = ["PATCH", "ProbeError", "aliasing_aware_make_key", "aliasing_pattern", "keys_separate_aliasing"]
+
+
+def aliasing_pattern(input_nodes: Sequence[Any]) -> tuple[int, ...]:
+    """Which input nodes are the same buffer, independent of the buffer names.
+
+    Each node gets the label of its buffer name (``node.get_name()``, the name
+    ``def_kernel`` deduplicates by), labels given in order of first appearance:
+    a set partition in canonical (restricted growth) form.
+
+    >>> class N:
+    ...     def __init__(self, name): self.name = name
+    ...     def get_name(self): return self.name
+    >>> aliasing_pattern([N("x"), N("x")]), aliasing_pattern([N("a"), N("b")])
+    ((0, 0), (0, 1))
+    >>> aliasing_pattern([N("c"), N("buf3"), N("c")])
+    (0, 1, 0)
+    """
+    labels: dict[str, int] = {}
+    return tuple(labels.setdefault(node.get_name(), len(labels)) for node in input_nodes)
+
+
+#: What this patch did in this process: ``collisions_prevented``, each the stock key of one
+#: template's codegen cache met with a second aliasing pattern (what stock would have replayed).
+ACTIVITY = Activity()
+#: (id of a GeneratedCodeCache, hash of a stock key) -> the first aliasing pattern keyed with it.
+_first_pattern: dict[tuple[int, int], tuple[int, ...]] = {}
+_collided: set[tuple[int, int, tuple[int, ...]]] = set()
+
+
+def _note_pattern(cache: Any, key: str, pattern: tuple[int, ...]) -> None:
+    """Record a collision the first time a stock key comes with another pattern (~0.3 µs otherwise)."""
+    slot = (id(cache), hash(key))
+    first = _first_pattern.setdefault(slot, pattern)
+    if first != pattern and (*slot, pattern) not in _collided:
+        _collided.add((*slot, pattern))
+        template = _template_of(cache)
+        if template is not None:  # not this patch's own probe (decide, verify), on a cache of its own
+            ACTIVITY.add("collisions_prevented", template=template, patterns=[list(first), list(pattern)])
+
+
+def _template_of(cache: Any) -> str | None:
+    """The name of the Triton template whose codegen cache ``cache`` is; None if no template's."""
+    select_algorithm = sys.modules.get(MODULE)
+    templates = getattr(getattr(select_algorithm, "TritonTemplate", None), "all_templates", {})
+    return next((name for name, template in templates.items()
+                 if getattr(template, "_generated_code_cache", None) is cache), None)
+
+
+def aliasing_aware_make_key(make_key: Callable[..., str | None], input_nodes_index: int) -> Callable[..., str | None]:
+    """Wrap ``GeneratedCodeCache.make_key`` so keys differ whenever aliasing patterns differ.
+
+    ``input_nodes_index`` is the position of ``input_nodes`` among the positional
+    parameters of ``make_key`` after ``self`` (0 in every release 2.8-2.15); the
+    parameters after it differ between releases and are passed through untouched.
+
+    Every key gets the pattern appended, also when no input aliases: entries
+    a stock ``make_key`` wrote before the fix was applied (a compile before
+    ``import inductor_fix``) can then never be hit. Equal layouts and equal
+    patterns still give equal keys, so non-aliased compiles hit the cache as
+    often as stock. If the pattern cannot be computed the wrapper returns None,
+    which Inductor reads as "do not cache": slower, never wrong.
+    """
+
+    @functools.wraps(make_key)
+    def make_key_with_aliasing(self: Any, *args: Any, **kwargs: Any) -> str | None:
+        key = make_key(self, *args, **kwargs)
+        if key is None:
+            return None
+        try:
+            input_nodes = kwargs["input_nodes"] if "input_nodes" in kwargs else args[input_nodes_index]
+            pattern = aliasing_pattern(input_nodes)
+            _note_pattern(self, key, pattern)
+        except Exception:
+            return None
+        return f"{key} input_aliasing={pattern}"
+
+    return make_key_with_aliasing
+
+
+# --- the probe: does this make_key separate aliasing patterns? ---------------------
+
+#: A value for every ``make_key`` parameter seen in torch 2.8.0-2.15.0, chosen
+#: so that the key is cacheable (no subgraphs, no workspace, a fixed layout).
+PROBE_ARGUMENTS: dict[str, Any] = {
+    "num_stages": 1,
+    "num_warps": 4,
+    "prefix_args": 0,
+    "suffix_args": 0,
+    "epilogue_fn": None,
+    "epilogue_fn_hash": "inductor_fix.probe",
+    "tma_store": False,
+    "tma_load_for_template_epilogue": False,
+    "transpose_discontiguous_tensor_descriptors_override": None,
+    "subgraphs": None,
+    "workspace_arg": None,
+    "num_consumer_groups": 0,
+    "num_buffers_warp_spec": 0,
+    "kwargs": {"BLOCK_M": 16},
+    "hint_override": None,
+    "triton_meta": None,
+}
+
+
+class ProbeError(Exception):
+    """The probe could not call ``make_key`` the way it expects; the message says why."""
+
+
+def _probe_arguments(make_key: Callable[..., Any], select_algorithm: ModuleType) -> tuple[dict[str, Any], Any, Any]:
+    import torch
+
+    ir = select_algorithm.ir
+    layout = ir.FixedLayout(torch.device("cpu"), torch.float32, [2, 8, 8], [64, 8, 1])
+    x = ir.Buffer(name="inductor_fix_probe_x", layout=layout)
+    y = ir.Buffer(name="inductor_fix_probe_y", layout=layout)
+    arguments = dict(PROBE_ARGUMENTS, layout=layout, call_sizes=layout.size)
+    # signature() follows __wrapped__, so another package's functools.wraps wrapper probes too.
+    parameters = list(inspect.signature(make_key).parameters.values())[1:]  # drop self
+    required = [p for p in parameters if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    unknown = [p.name for p in required if p.name not in arguments and p.name != "input_nodes"]
+    if unknown:
+        raise ProbeError(f"make_key has required parameters this package does not know: {', '.join(unknown)}")
+    known = {p.name: arguments[p.name] for p in parameters if p.name in arguments}
+    return known, x, y
+
+
+def keys_separate_aliasing(cache_class: type, make_key: Callable[..., Any], select_algorithm: ModuleType) -> bool:
+    """True if ``make_key`` gives ``(x, x)`` and ``(x, y)`` different keys.
+
+    ``make_key`` is called unbound on a fresh ``cache_class()``. Raises
+    :class:`ProbeError` if it cannot be called with known arguments or returns
+    None (uncacheable) for the probe inputs.
+    """
+    try:
+        arguments, x, y = _probe_arguments(make_key, select_algorithm)
+        cache = cache_class()
+        aliased = make_key(cache, input_nodes=(x, x), **arguments)
+        distinct = make_key(cache, input_nodes=(x, y), **arguments)
+    except ProbeError:
+        raise
+    except Exception as error:
+        raise ProbeError(f"make_key failed on probe inputs: {type(error).__name__}: {error}") from error
+    if aliased is None or distinct is None:
+        raise ProbeError("make_key returned None (uncacheable) for the probe inputs")
+    return aliased != distinct
+
+
+# --- the patch ------------------------------------------------------------------------
+
+TARGET = "GeneratedCodeCache.make_key"
+
+
+def _separates_aliasing(module: ModuleType, make_key: Any, which: str = "") -> bool:
+    try:
+        return keys_separate_aliasing(module.GeneratedCodeCache, make_key, module)
+    except ProbeError as error:
+        raise Unsupported(f"{which}{error}") from error
+
+
+def decide(module: ModuleType) -> int:
+    """The position of ``input_nodes`` among ``make_key``'s parameters after ``self``."""
+    require_codegen_cache(module)
+    make_key = require_parameters(module, TARGET, ("input_nodes",))
+    if _separates_aliasing(module, make_key):
+        raise NotNeeded("make_key already keys the aliasing pattern (upstream fix, pytorch/pytorch#188268)")
+    return list(inspect.signature(make_key).parameters)[1:].index("input_nodes")
+
+
+def verify(module: ModuleType) -> None:
+    if not _separates_aliasing(module, module.GeneratedCodeCache.__dict__["make_key"], "patched "):
+        raise Unsupported("the patched make_key still gives (x, x) and (x, y) the same key")
+
+
+#: Written by tools/record_fingerprints.py --write.
+FINGERPRINTS = {
+    "2.8.0": {"GeneratedCodeCache.make_key": "94bc2d2dd108113b"},
+    "2.9.1": {"GeneratedCodeCache.make_key": "7563a1baea01832d"},
+    "2.10.0": {"GeneratedCodeCache.make_key": "ba27f3920655fb23"},
+    "2.11.0": {"GeneratedCodeCache.make_key": "e22a59f370579361"},
+    "2.12.0": {"GeneratedCodeCache.make_key": "6151fcbe763a213d"},
+    "2.13.0": {"GeneratedCodeCache.make_key": "6ef5eb2116ade276"},
+    "2.14.1": {"GeneratedCodeCache.make_key": "1826ce11b0581fe5"},
+    "2.15.0": {"GeneratedCodeCache.make_key": "197e54870af96817"},
+}
+
+PATCH = Patch(
+    name="cache-key",
+    targets={TARGET: aliasing_aware_make_key},
+    decide=decide,
+    verify=verify,
+    effect="codegen-cache keys now include the input aliasing pattern (pytorch/pytorch#188069)",
+    upstream="pytorch/pytorch#188069, fixed by PR #188268",
+    # 2.8.x has the cache off by default: affected only with enable_caching_generated_triton_templates=True.
+    affected=">=2.9.0,<2.15.0",
+    delete_when="the oldest supported torch is 2.15.0",
+    diff="0001-inductor-key-template-codegen-cache-by-input-aliasing.patch",
+    check_ops=dict.fromkeys(("bmm", "mm", "addmm", "baddbmm", "bmm_t"), ""),
+    fingerprints=FINGERPRINTS,
+    activity=ACTIVITY,
+)

@@ -1,0 +1,247 @@
+"""The job report: did the fix act anywhere in a job, and may it be removed?
+
+Writing: with ``INDUCTOR_FIX_REPORT=FILE`` in its environment (``inductor-fix run
+--report FILE`` sets it for every process of a command), each Python process that
+loads Inductor (``torch._inductor.select_algorithm``) appends one JSON line to FILE
+when it exits: pid, parent pid, ``RANK``/``LOCAL_RANK``/``WORLD_SIZE`` where set,
+host, package/torch/triton versions, each patch's state and what it did
+(:func:`inductor_fix.activity`). The line is one ``os.write`` to a descriptor opened
+with ``O_APPEND``: on a local file system the kernel appends each write whole, so
+concurrent ranks and workers never interleave inside a line, without a lock that a
+process killed while holding it (or a network file system without lock support)
+could turn into a hang. A process killed before it exits loses only its own line;
+a line cut short (a full disk, a network file system) is skipped and counted by the
+reader. Writing never raises into the program: a failure is one line on stderr.
+
+Reading: :func:`read` and :func:`summarize` (``inductor-fix report FILE``) fold the
+lines of all processes into one answer, ``needed`` (True, False, or None when
+nothing could be judged), what happened where, and advice.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+__all__ = ["EXIT_STATUS", "FORMAT", "VARIABLE", "Summary", "install", "line", "read", "summarize"]
+
+VARIABLE = "INDUCTOR_FIX_REPORT"
+#: The layout of a line; a reader skips lines of another layout (counted, with a message).
+FORMAT = 1
+#: ``inductor-fix report`` exit status -> meaning, as ``--help`` and README say it.
+EXIT_STATUS = {
+    0: "a verdict: needed: yes or needed: no",
+    1: "needed: unknown (no process loaded Inductor, the fix was off in every process, or no line was usable)",
+    2: "the file cannot be read (missing, not a file, not readable) or bad arguments",
+}
+_RANK_VARIABLES = ("RANK", "LOCAL_RANK", "WORLD_SIZE")
+_armed = False
+
+
+def install() -> None:
+    """Arm the exit-time line once Inductor loads, if ``INDUCTOR_FIX_REPORT`` is set."""
+    if not os.environ.get(VARIABLE):
+        return
+    from . import _hook
+    from .patches import MODULE
+
+    if MODULE in sys.modules:
+        _arm()
+    else:
+        _hook.register(MODULE, _arm)
+
+
+def _arm(_module: Any = None) -> None:
+    global _armed
+    if _armed:
+        return
+    _armed = True
+    import atexit
+
+    path = os.path.abspath(os.environ[VARIABLE])  # resolved now: a process may chdir before it exits
+    atexit.register(_write, path)
+
+
+def line() -> dict[str, Any]:
+    """This process's report line (what :func:`_write` appends), as data."""
+    import socket
+
+    from . import __version__, activity, status
+
+    now = status()
+    return {
+        "format": FORMAT,
+        "inductor_fix": __version__,
+        "pid": os.getpid(),
+        "ppid": os.getppid(),
+        **{name.lower(): os.environ[name] for name in _RANK_VARIABLES if name in os.environ},
+        "host": socket.gethostname(),
+        "argv": sys.argv[:4],
+        "torch": now.torch_version,
+        "triton": now.triton_version,
+        "disable": os.environ.get("INDUCTOR_FIX_DISABLE") or None,
+        "state": str(now.state),
+        "patches": [{"name": p.name, "state": str(p.state), "reason": p.reason, **activity()[p.name]}
+                    for p in now.patches],
+    }
+
+
+def _write(path: str) -> None:
+    try:
+        import json
+
+        data = (json.dumps(line(), separators=(",", ":"), default=str) + "\n").encode()
+        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(descriptor, data)
+        finally:
+            os.close(descriptor)
+    except Exception as error:  # never raise into the program, at exit least of all
+        try:
+            sys.stderr.write(f"inductor_fix: could not append to the job report {path}: "
+                             f"{type(error).__name__}: {error}\n")
+        except Exception:
+            pass
+
+
+# --- reading ----------------------------------------------------------------------------
+
+
+class ReportError(Exception):
+    """The report file cannot be read at all; the message says why."""
+
+
+def read(path: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """The usable lines of ``path`` and one message per kind of line skipped (torn or
+    garbled, another layout). Raises :class:`ReportError` if the file cannot be read."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    except FileNotFoundError:
+        raise ReportError(f"no such file: {path} (did the job run with inductor-fix run --report {path}, "
+                          f"or {VARIABLE}={path}?)") from None
+    except IsADirectoryError:
+        raise ReportError(f"{path} is a directory, not a report file") from None
+    except OSError as error:
+        raise ReportError(f"cannot read {path}: {error.strerror or error}") from None
+    import json
+
+    usable, garbled, other = [], 0, {}
+    for raw in text.splitlines():
+        if not raw.strip():
+            continue
+        try:
+            entry = json.loads(raw)
+            if not isinstance(entry, dict) or not isinstance(entry.get("patches"), list):
+                raise ValueError("not a report line")
+        except ValueError:
+            garbled += 1
+            continue
+        if entry.get("format") != FORMAT:
+            key = f"layout {entry.get('format')!r} (inductor_fix {entry.get('inductor_fix', '?')})"
+            other[key] = other.get(key, 0) + 1
+            continue
+        usable.append(entry)
+    skipped = [f"skipped {garbled} torn or garbled line(s)"] if garbled else []
+    skipped += [f"skipped {count} line(s) of report {key}; this inductor_fix reads layout {FORMAT}"
+                for key, count in other.items()]
+    return usable, skipped
+
+
+class Summary(dict):
+    """The folded report, JSON-able: ``needed`` (True/False/None), ``processes``,
+    ``patches`` {name: {states, processes_acted, counts, where}}, ``advice``, ``notes``."""
+
+
+def _where(entry: dict[str, Any]) -> str:
+    rank = f"rank {entry['rank']}" if "rank" in entry else "no rank"
+    return f"{rank}, pid {entry.get('pid')}"
+
+
+def summarize(entries: list[dict[str, Any]], notes: Iterable[str] = ()) -> Summary:
+    """Fold the lines of a job into a :class:`Summary`."""
+    patches: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        for patch in entry["patches"]:
+            info = patches.setdefault(patch["name"], {"states": {}, "processes_acted": 0, "counts": {}, "where": []})
+            info["states"][patch["state"]] = info["states"].get(patch["state"], 0) + 1
+            counts = {k: v for k, v in (patch.get("counts") or {}).items() if v}
+            if counts:
+                info["processes_acted"] += 1
+                for kind, value in counts.items():
+                    info["counts"][kind] = info["counts"].get(kind, 0) + value
+                if len(info["where"]) < 5:
+                    info["where"].append({"process": _where(entry), "counts": counts,
+                                          "details": (patch.get("details") or [])[:3]})
+    on = [e for e in entries if any(p["state"] in ("applied", "not-needed") for p in e["patches"])]
+    acted = any(info["processes_acted"] for info in patches.values())
+    needed = None if not on else bool(acted)
+    torches = sorted({str(e.get("torch")) for e in entries})
+    summary = Summary(needed=needed, processes=len(entries), processes_with_fix_on=len(on), torch=torches,
+                      inductor_fix=sorted({str(e.get("inductor_fix")) for e in entries}), patches=patches,
+                      notes=list(notes))
+    summary["advice"] = _advice(summary, entries)
+    return summary
+
+
+def _advice(summary: Summary, entries: list[dict[str, Any]]) -> str:
+    torch = ", ".join(summary["torch"]) or "?"
+    if not entries:
+        return "no process of the job loaded Inductor: nothing to judge (was anything compiled?)"
+    if summary["needed"] is None:
+        off = sorted({str(e.get("disable")) for e in entries if e.get("disable")})
+        why = f" (INDUCTOR_FIX_DISABLE={', '.join(off)})" if off else ""
+        return (f"the fix was off in all {len(entries)} process(es){why}: nothing was recorded; run the job "
+                "with it on to learn whether it is needed")
+    if summary["needed"]:
+        return (f"keep inductor_fix on torch {torch}: without it these processes would have crashed or replayed "
+                "a kernel built for other inputs")
+    states = {state for info in summary["patches"].values() for state in info["states"]}
+    remove = ("remove it: python -m pip uninstall inductor-fix, and drop `import inductor_fix` or the "
+              "`inductor-fix run --` prefix")
+    if states <= {"not-needed", "disabled"}:
+        return f"torch {torch} has none of the bugs inductor_fix fixes: {remove}"
+    return (f"in these {summary['processes_with_fix_on']} process(es) on torch {torch} no patch found anything to "
+            f"do: you can {remove} (keep it if other jobs compile other models with max-autotune)")
+
+
+def format_summary(summary: Summary, width: int = 100) -> str:
+    """The one-screen text ``inductor-fix report`` prints; first line ``needed: yes|no|unknown``."""
+    import textwrap
+
+    needed = {True: "yes", False: "no", None: "unknown"}[summary["needed"]]
+    lines = [f"needed: {needed}",
+             f"{summary['processes']} process(es) loaded Inductor ({summary['processes_with_fix_on']} with the fix on); "
+             f"torch {', '.join(summary['torch']) or '-'}; inductor_fix {', '.join(summary['inductor_fix']) or '-'}"]
+    for name, info in summary["patches"].items():
+        states = ", ".join(f"{state} in {count}" for state, count in info["states"].items())
+        did = ", ".join(f"{kind} {count}" for kind, count in info["counts"].items())
+        text = f"{name}: {states}; " + (f"acted in {info['processes_acted']} process(es): {did}" if did
+                                         else "found nothing to do")
+        lines += textwrap.wrap(text, width, subsequent_indent="    ", break_on_hyphens=False)
+        for where in info["where"]:
+            detail = "; ".join(_detail(d) for d in where["details"])
+            lines += textwrap.wrap(f"  {where['process']}: {detail or where['counts']}", width,
+                                   subsequent_indent="    ", break_on_hyphens=False)
+    lines += [f"note: {note}" for note in summary["notes"]]
+    lines += textwrap.wrap(f"advice: {summary['advice']}", width, subsequent_indent="    ", break_on_hyphens=False)
+    return "\n".join(lines)
+
+
+def _detail(detail: dict[str, Any]) -> str:
+    kind = detail.get("kind")
+    if kind == "collisions_prevented":
+        return f"{detail.get('template')} patterns {' vs '.join(map(str, map(tuple, detail.get('patterns', []))))}"
+    if kind == "realigned":
+        return (f"{detail.get('count')} choice(s) of {detail.get('kernel')} benchmarked with "
+                f"{', '.join(detail.get('kernel_inputs', []))} (captured {', '.join(detail.get('captured', []))})")
+    if kind in ("regenerated", "excluded", "excluded_at_benchmark"):
+        return f"{kind} {detail.get('kernel')}: {len(detail.get('parameters', []))} parameters, " \
+               f"{len(detail.get('arguments', []))} arguments"
+    if kind == "realized":
+        return f"realized {', '.join(detail.get('buffers', []))} for {detail.get('selection')}"
+    return str(kind)

@@ -1,0 +1,206 @@
+"""What the fix did, per process and for a whole job: ``inductor_fix.activity()``, the job
+report every process appends at exit (``run --report FILE``), and ``inductor-fix report``."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+from helpers import affected
+
+import inductor_fix
+from inductor_fix.patches import PATCHES
+from inductor_fix.report import EXIT_STATUS, FORMAT, summarize
+from torch._inductor.test_case import TestCase, run_tests
+
+ROOT = Path(__file__).resolve().parents[1]
+#: A matmul sequence whose aliasing changes (pytorch/pytorch#188069) under the CPU harness;
+#: the script never imports inductor_fix itself.
+ALIASING = """
+import torch
+from torch._inductor import config
+from torch._inductor.utils import fresh_cache
+import inductor_fix.check.harness as harness
+
+def bmm(a, b):
+    return torch.bmm(a, b)
+
+x, y = torch.randn(2, 4, 32, 32).unbind(0)
+with fresh_cache(), harness.triton_cpu_harness(), config.patch(fx_graph_cache=False):
+    for args in ((x, x), (x, y) if {distinct} else (x, x)):
+        torch._dynamo.reset()
+        torch.compile(bmm, mode="max-autotune-no-cudagraphs")(*args)
+print("DONE")
+"""
+
+
+def _environment(**overrides: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INDUCTOR_FIX_") and k != "PYTHONPATH"}
+    return {**env, **overrides}
+
+
+def _cli(*args: str, timeout: float = 600, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "inductor_fix", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd, env=_environment(**env))
+
+
+def _line(**patches: dict) -> dict:
+    """A report line with every patch of the table applied, ``patches`` overriding some."""
+    return {"format": FORMAT, "inductor_fix": inductor_fix.__version__, "pid": 1, "ppid": 0, "torch": "2.14.1",
+            "patches": [{"name": p.name, "state": "applied", "reason": "", "counts": {}, "details": [],
+                         **patches.get(p.name, {})} for p in PATCHES]}
+
+
+class TestActivity(TestCase):
+    def test_activity_names_every_patch(self) -> None:
+        self.assertEqual(set(inductor_fix.activity()), {p.name for p in PATCHES})
+        for snapshot in inductor_fix.activity().values():
+            self.assertEqual(set(snapshot), {"counts", "details"})
+
+
+class TestSummary(TestCase):
+    def test_needed_yes_when_any_patch_acted(self) -> None:
+        acted = PATCHES[0].name
+        summary = summarize([_line(), _line(**{acted: {"counts": {"collisions_prevented": 2}}})])
+        self.assertIs(summary["needed"], True)
+        self.assertEqual(summary["patches"][acted]["processes_acted"], 1)
+        self.assertIn("keep inductor_fix", summary["advice"])
+
+    def test_needed_no_says_how_to_remove(self) -> None:
+        for state, phrase in (("applied", "no patch found anything to do"), ("not-needed", "has none of the bugs")):
+            summary = summarize([_line(**{p.name: {"state": state} for p in PATCHES})])
+            self.assertIs(summary["needed"], False)
+            self.assertIn(phrase, summary["advice"])
+            self.assertIn("pip uninstall inductor-fix", summary["advice"])
+
+    def test_needed_unknown_when_the_fix_was_off(self) -> None:
+        off = _line(**{p.name: {"state": "disabled"} for p in PATCHES})
+        summary = summarize([{**off, "disable": "1"}])
+        self.assertIsNone(summary["needed"])
+        self.assertIn("the fix was off", summary["advice"])
+
+
+class TestReportCommand(TestCase):
+    def setUp(self) -> None:
+        super().setUp()
+        self.directory = Path(tempfile.mkdtemp(prefix="inductor_fix_report_"))
+        self.addCleanup(shutil.rmtree, self.directory, ignore_errors=True)
+
+    def _write(self, *lines: str) -> Path:
+        path = self.directory / f"job-{len(list(self.directory.iterdir()))}.jsonl"
+        path.write_text("".join(line + "\n" for line in lines))
+        return path
+
+    def test_exit_statuses_and_first_line(self) -> None:
+        acted = {PATCHES[0].name: {"counts": {"collisions_prevented": 1}}}
+        cases = [
+            (self._write(json.dumps(_line(**acted))), 0, "needed: yes"),
+            (self._write(json.dumps(_line())), 0, "needed: no"),
+            (self._write(), 1, "needed: unknown"),  # empty: no process loaded Inductor
+            (self.directory / "missing.jsonl", 2, "needed: unknown"),
+            (self.directory, 2, "needed: unknown"),
+        ]
+        for path, status, first in cases:
+            result = _cli("report", str(path), timeout=120)
+            self.assertEqual(result.returncode, status, (path, result.stdout, result.stderr))
+            self.assertEqual(result.stdout.splitlines()[0], first, result.stdout)
+            self.assertNotIn("Traceback", result.stderr)
+        for code in EXIT_STATUS:
+            self.assertIn(f"{code} ", " ".join(_cli("report", "--help", timeout=120).stdout.split()))
+
+    def test_torn_garbled_and_foreign_lines_are_skipped_and_counted(self) -> None:
+        good = json.dumps(_line())
+        path = self._write(good, good[: len(good) // 2], "not json", json.dumps({**_line(), "format": FORMAT + 1}))
+        result = _cli("report", str(path), "--json", timeout=120)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        summary = json.loads(result.stdout)
+        self.assertIs(summary["needed"], False)
+        self.assertEqual(summary["processes"], 1)
+        self.assertIn("skipped 2 torn or garbled line(s)", summary["notes"])
+        self.assertTrue(any(f"of report layout {FORMAT + 1}" in note for note in summary["notes"]), summary["notes"])
+
+    def test_bad_report_path_for_run_changes_nothing(self) -> None:
+        result = _cli("run", "--report", str(self.directory / "no" / "such" / "dir" / "f"), "--", sys.executable,
+                      "-c", "print('RAN')", timeout=120)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("cannot append to it", result.stderr)
+        self.assertNotIn("RAN", result.stdout)
+
+
+class TestJobReport(TestCase):
+    """End to end under the CPU harness: processes append their lines, the report folds them."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.directory = Path(tempfile.mkdtemp(prefix="inductor_fix_job_"))
+        self.addCleanup(shutil.rmtree, self.directory, ignore_errors=True)
+
+    def _job(self, distinct: bool, **env: str) -> tuple[subprocess.CompletedProcess, Path]:
+        script = self.directory / "job.py"
+        script.write_text(textwrap.dedent(ALIASING.format(distinct=distinct)))
+        report = self.directory / f"report-{distinct}-{len(env)}.jsonl"
+        launched = _cli("run", "--report", str(report), "--", sys.executable, str(script), cwd=self.directory,
+                        **env)
+        self.assertEqual(launched.returncode, 0, launched.stderr[-3000:])
+        self.assertIn("DONE", launched.stdout)
+        return _cli("report", str(report), "--json", timeout=120), report
+
+    def test_aliasing_job_needs_the_fix(self) -> None:
+        result, report = self._job(distinct=True)
+        lines = report.read_text().splitlines()
+        self.assertEqual(len(lines), 1)  # one process loaded Inductor
+        summary = json.loads(result.stdout)
+        if not affected("bmm"):
+            self.assertIs(summary["needed"], False, summary)
+            return
+        self.assertEqual(result.returncode, 0)
+        self.assertIs(summary["needed"], True, summary)
+        cache_key = next(p for p in PATCHES if "bmm" in p.check_ops)
+        self.assertEqual(set(summary["patches"][cache_key.name]["counts"]), {"collisions_prevented"})
+        detail = summary["patches"][cache_key.name]["where"][0]["details"][0]
+        self.assertEqual((detail["template"], detail["patterns"]), ("bmm", [[0, 0], [0, 1]]))
+        self.assertEqual(detail["count"], summary["patches"][cache_key.name]["counts"]["collisions_prevented"])
+
+    def test_torchrun_ranks_each_append_a_line(self) -> None:
+        torchrun = Path(sys.executable).with_name("torchrun")
+        runner = [str(torchrun)] if torchrun.exists() else [sys.executable, "-m", "torch.distributed.run"]
+        script = self.directory / "ranks.py"
+        script.write_text(textwrap.dedent(ALIASING.format(distinct=True)))
+        report = self.directory / "ranks.jsonl"
+        launched = _cli("run", "--report", str(report), "--", *runner, "--standalone", "--nproc-per-node", "2",
+                        str(script), cwd=self.directory, timeout=900)
+        self.assertEqual(launched.returncode, 0, launched.stderr[-3000:])
+        lines = [json.loads(line) for line in report.read_text().splitlines()]
+        self.assertEqual(sorted(line["rank"] for line in lines), ["0", "1"])  # torchrun itself loads no Inductor
+        self.assertEqual({line["world_size"] for line in lines}, {"2"})
+        summary = json.loads(_cli("report", str(report), "--json", timeout=120).stdout)
+        self.assertEqual(summary["processes"], 2)
+        self.assertIs(summary["needed"], affected("bmm"))
+
+    def test_same_pattern_job_does_not(self) -> None:
+        result, _ = self._job(distinct=False)
+        self.assertEqual(result.returncode, 0)
+        self.assertIs(json.loads(result.stdout)["needed"], False)
+
+    def test_disabled_job_says_the_fix_was_off(self) -> None:
+        """Negative control: with INDUCTOR_FIX_DISABLE=1 nothing is recorded and nothing judged."""
+        job = self.directory / "job.py"
+        job.write_text(textwrap.dedent(ALIASING.format(distinct=False)))
+        report = self.directory / "off.jsonl"
+        launched = _cli("run", "--report", str(report), "--", sys.executable, str(job), cwd=self.directory,
+                        INDUCTOR_FIX_DISABLE="1")
+        self.assertEqual(launched.returncode, 0, launched.stderr[-3000:])
+        result = _cli("report", str(report), timeout=120)
+        self.assertEqual(result.returncode, 1, result.stdout)
+        self.assertEqual(result.stdout.splitlines()[0], "needed: unknown")
+        self.assertIn("the fix was off", result.stdout)
+
+
+if __name__ == "__main__":
+    run_tests()

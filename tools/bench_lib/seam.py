@@ -1,0 +1,106 @@
+"""The benchmark realignment's cost at the selection seam when nothing needs realigning.
+
+During real max-autotune compiles of mm, addmm, bmm and baddbmm (no aliasing) every
+call of the installed ``AlgorithmSelectorCache.benchmark_in_current_process`` is
+timed whole (grouping plus Inductor's benchmarking of every choice), and afterwards
+its grouping (``benchmark_realign.group_choices`` on the same choices and input
+nodes, the work the patch adds when nothing needs realigning; it records no
+activity then) is timed alone, ``--rounds`` times. Reports µs per choice of the
+grouping and its share of the selection's time (goals: ≤ 20 µs per choice, ≤ 1 %).
+On CPU the harness makes launches free, so the share there is an upper bound; the
+GPU run is the real one.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .stats import span, summary
+
+__all__ = ["MARKER", "markdown", "run", "worker"]
+
+PER_CHOICE_GOAL_US = 20.0
+SHARE_GOAL = 0.01
+MATMULS = ("mm", "addmm", "bmm", "baddbmm")
+MARKER = "BENCH_SEAM_RESULT "
+
+
+def worker(device: str, rounds: int) -> dict[str, Any]:
+    import contextlib
+    import timeit
+    from unittest import mock
+
+    import inductor_fix
+    import torch
+    from inductor_fix.check.harness import triton_cpu_harness
+    from inductor_fix.check.workloads import run_compiles
+    from inductor_fix.patches import benchmark_realign as realign
+    from torch._inductor import select_algorithm
+    from torch._inductor.utils import fresh_cache
+
+    selector = select_algorithm.AlgorithmSelectorCache
+    installed = selector.__dict__["benchmark_in_current_process"].__func__
+    calls: list[tuple[Any, Any, Any, float]] = []
+
+    def timed(cls: Any, choices: Any, input_nodes: Any, layout: Any, input_gen_fns: Any, *args: Any, **kwargs: Any):
+        start = time.perf_counter()
+        try:
+            return installed(cls, choices, input_nodes, layout, input_gen_fns, *args, **kwargs)
+        finally:
+            calls.append((list(choices), list(input_nodes), input_gen_fns, time.perf_counter() - start))
+
+    assert inductor_fix.is_patched("AlgorithmSelectorCache.benchmark_in_current_process")
+    harness = triton_cpu_harness() if device == "cpu" else contextlib.nullcontext()
+    with mock.patch.object(selector, "benchmark_in_current_process", classmethod(timed)), harness:
+        for op in MATMULS:
+            with fresh_cache():
+                steps = run_compiles(op, (False,), device, compare=False)
+            assert steps[0].error is None, steps[0].error
+    per_choice_us, shares, choices_seen = [], [], 0
+    for choices, input_nodes, gen_fns, whole in calls:
+        grouping = min(timeit.repeat(
+            lambda: realign.group_choices(choices, input_nodes, gen_fns, None, select_algorithm.TritonTemplateCaller),
+            number=1, repeat=rounds,
+        ))
+        as_selected, groups = realign.group_choices(choices, input_nodes, gen_fns, None,
+                                                    select_algorithm.TritonTemplateCaller)
+        assert not groups, "a matmul choice needed realigning"
+        per_choice_us.append(grouping / len(choices) * 1e6)
+        shares.append(grouping / whole)
+        choices_seen += len(choices)
+    return {"kind": "flex-seam", "device": device, "torch": torch.__version__, "selections": len(calls),
+            "choices": choices_seen, "per_choice_us": summary(per_choice_us), "share": summary(shares),
+            "rounds": rounds}
+
+
+def run(script: Path, device: str, rounds: int) -> dict[str, Any]:
+    """:func:`worker` in a child process with a fresh Inductor cache directory."""
+    from inductor_fix.check.child import run_child
+
+    with tempfile.TemporaryDirectory(prefix="bench_seam_") as cache:
+        env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache, PYTHONUNBUFFERED="1")
+        env.pop("INDUCTOR_FIX_DISABLE", None)
+        child = run_child([sys.executable, str(script), "_seam", device, str(rounds)], env, MARKER, 1800)
+    if child.result is None:
+        raise SystemExit(f"seam bench failed: {child.failure}")
+    return child.result
+
+
+def markdown(data: dict[str, Any]) -> str:
+    us, share = data["per_choice_us"], data["share"]
+    met = us["max"] <= PER_CHOICE_GOAL_US and share["max"] <= SHARE_GOAL
+    return "\n".join([
+        f"Realignment at the selection seam, nothing to realign: {data['selections']} selections, "
+        f"{data['choices']} choices, {data['device']}, torch {data['torch']} (`{data['command']}`):",
+        "",
+        "| measured | median [min-max] | goal |",
+        "|---|---|---|",
+        f"| grouping, µs per choice | {span(us, 2)} | ≤ {PER_CHOICE_GOAL_US:g} |",
+        f"| grouping / whole selection benchmark | {span(share, 5)} | ≤ {SHARE_GOAL:g} |",
+        f"| goals met in every selection | {'yes' if met else 'no'} | |",
+    ])
