@@ -268,6 +268,32 @@ class TestCodegenCacheCheck(TestCase):
               f"{caught.exception}")
 
 
+class TestKeyGrouping(TestCase):
+    """The installed ``make_key`` (patched by the package, or by patches/0001 applied to torch's
+    source) gives two input lists equal keys exactly when their aliasing patterns are equal:
+    3 inputs of one layout, all 5 set partitions, each under two buffer namings. Stock keys
+    (2.9-2.14) group every pattern together."""
+
+    def test_keys_equal_exactly_when_patterns_equal(self) -> None:
+        import inspect
+
+        from inductor_fix.patches.cache_key import PROBE_ARGUMENTS
+        from matmul_cases import set_partitions
+        from torch._inductor import ir
+        from torch._inductor.select_algorithm import GeneratedCodeCache
+
+        layout = ir.FixedLayout(torch.device("cpu"), torch.float32, [2, 8, 8], [64, 8, 1])
+        namings = [[ir.Buffer(name=f"{prefix}{i}", layout=layout) for i in range(3)] for prefix in ("p", "q")]
+        parameters = inspect.signature(GeneratedCodeCache.make_key).parameters
+        arguments = {k: v for k, v in dict(PROBE_ARGUMENTS, layout=layout, call_sizes=layout.size).items()
+                     if k in parameters}
+        groups: dict[str, int] = {}
+        found = {pattern: [groups.setdefault(GeneratedCodeCache().make_key(
+            input_nodes=tuple(nodes[label] for label in pattern), **arguments), len(groups)) for nodes in namings]
+            for pattern in set_partitions(3)}
+        self.assertEqual(found, {pattern: [index, index] for index, pattern in enumerate(found)})
+
+
 class TestKernelSignatures(TestCase):
     """The dedup contract of TritonTemplateKernel.def_kernel, as generated kernel signatures:
     one pointer parameter per distinct buffer, whatever the views."""
