@@ -1,0 +1,102 @@
+"""Check what a built sdist or wheel of inductor-fix holds, and print its file list.
+
+    python .ci/check_dist.py DIST [DIST ...]   (inductor_fix-X.tar.gz, inductor_fix-X-py3-none-any.whl)
+
+A wheel holds only ``inductor_fix/`` and its ``.dist-info/`` (never tests, tools or
+test-only modules), with the ``run`` bootstrap and the license; an sdist holds what
+building the wheel from it needs and what users expect (README, LICENSE, CHANGELOG,
+pyproject.toml, the package, test/, patches/). Both name the version in their file
+name and in their metadata alike. Exit status: 0 as expected, 1 naming what is not,
+2 usage error.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import re
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+TEST_ONLY = re.compile(r"inductor_fix/testing/(observe|faults|drift)(\.py|/)")
+PACKAGE_FILES = {"inductor_fix/__init__.py", "inductor_fix/cli.py", "inductor_fix/_bootstrap/sitecustomize.py"}
+SDIST_FILES = {"PKG-INFO", "pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md", "patches/README.md"}
+
+
+def _metadata(text: str) -> dict[str, list[str]]:
+    message = email.parser.Parser().parsestr(text)
+    return {key: message.get_all(key) for key in set(message.keys())}
+
+
+def _common(kind: str, version: str, names: list[str], meta: dict[str, list[str]]) -> list[str]:
+    problems = []
+    if meta.get("Name") != ["inductor-fix"]:
+        problems.append(f"{kind} metadata Name is {meta.get('Name')}, not inductor-fix")
+    if meta.get("Version") != [version]:
+        problems.append(f"{kind} metadata Version is {meta.get('Version')}, the file name says {version}")
+    if meta.get("License-Expression") != ["BSD-3-Clause"]:
+        problems.append(f"{kind} metadata License-Expression is {meta.get('License-Expression')}")
+    return problems
+
+
+def check_wheel(path: Path) -> list[str]:
+    match = re.fullmatch(r"inductor_fix-([^-]+)-py3-none-any\.whl", path.name)
+    if not match:
+        return [f"{path.name}: not an inductor_fix pure-Python wheel name"]
+    version = match.group(1)
+    dist_info = f"inductor_fix-{version}.dist-info/"
+    with zipfile.ZipFile(path) as wheel:
+        names = sorted(wheel.namelist())
+        meta = _metadata(wheel.read(dist_info + "METADATA").decode()) if dist_info + "METADATA" in names else {}
+    print(f"{path.name}: {len(names)} files")
+    print("".join(f"  {name}\n" for name in names), end="")
+    problems = _common("wheel", version, names, meta)
+    problems += [f"wheel holds test-only module {name}" for name in names if TEST_ONLY.match(name)]
+    problems += [f"wheel holds {name}, outside inductor_fix/ and {dist_info}"
+                 for name in names if not name.startswith(("inductor_fix/", dist_info))]
+    problems += [f"wheel lacks {name}" for name in sorted(PACKAGE_FILES | {dist_info + "licenses/LICENSE"})
+                 if name not in names]
+    return problems
+
+
+def check_sdist(path: Path) -> list[str]:
+    match = re.fullmatch(r"inductor_fix-([^-]+)\.tar\.gz", path.name)
+    if not match:
+        return [f"{path.name}: not an inductor_fix sdist name"]
+    version = match.group(1)
+    top = f"inductor_fix-{version}/"
+    with tarfile.open(path) as sdist:
+        members = sdist.getmembers()
+        names = sorted(m.name + ("/" if m.isdir() else "") for m in members)
+        pkg_info = sdist.extractfile(top + "PKG-INFO") if top + "PKG-INFO" in names else None
+        meta = _metadata(pkg_info.read().decode()) if pkg_info else {}
+    print(f"{path.name}: {len(names)} entries")
+    print("".join(f"  {name}\n" for name in names), end="")
+    problems = [f"sdist entry {name} is outside {top}" for name in names if not (name + "/").startswith(top)]
+    inner = [name[len(top):] for name in names if name.startswith(top)]
+    problems += _common("sdist", version, inner, meta)
+    problems += [f"sdist lacks {name}" for name in sorted(SDIST_FILES | PACKAGE_FILES) if name not in inner]
+    if not any(re.fullmatch(r"test/test_\w+\.py", name) for name in inner):
+        problems.append("sdist holds no test/test_*.py")
+    return problems
+
+
+def main(argv: list[str]) -> int:
+    if not argv or any(arg.startswith("-") for arg in argv):
+        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+        return 2
+    problems = []
+    for arg in argv:
+        path = Path(arg)
+        if not path.is_file():
+            print(f"check_dist: no such file: {arg}", file=sys.stderr)
+            return 2
+        problems += check_wheel(path) if path.name.endswith(".whl") else check_sdist(path)
+    for problem in problems:
+        print(f"check_dist: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
