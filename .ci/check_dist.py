@@ -2,8 +2,9 @@
 
     python .ci/check_dist.py DIST [DIST ...]   (inductor_fix-X.tar.gz, inductor_fix-X-py3-none-any.whl)
 
-A wheel holds only ``inductor_fix/`` and its ``.dist-info/`` (never tests, tools or
-test-only modules), with the ``run`` bootstrap and the license; an sdist holds what
+A wheel holds exactly the package's modules of this checkout (``inductor_fix/**/*.py``:
+the fix, the CLI, ``check`` with its CPU harness, the ``run`` bootstrap) and its
+``.dist-info/`` with the license: never tests, tools or test-only modules; an sdist holds what
 building the wheel from it needs and what users expect (README, LICENSE, CHANGELOG,
 pyproject.toml, the package, test/, patches/). Both name the version in their file
 name and in their metadata alike. Exit status: 0 as expected, 1 naming what is not,
@@ -19,8 +20,11 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-TEST_ONLY = re.compile(r"inductor_fix/testing/(observe|faults|drift)(\.py|/)")
-PACKAGE_FILES = {"inductor_fix/__init__.py", "inductor_fix/cli.py", "inductor_fix/_bootstrap/sitecustomize.py"}
+#: Test-only helpers (they live in test/: the drift drill, injected faults, the observer).
+TEST_ONLY = re.compile(r"inductor_fix/(testing/|.*(observe|faults|drift)\.py)")
+CHECKOUT = Path(__file__).resolve().parents[1]
+#: Every module of the package in this checkout: what a wheel must hold, no more, no less.
+PACKAGE_FILES = {str(p.relative_to(CHECKOUT)) for p in (CHECKOUT / "inductor_fix").rglob("*.py")}
 SDIST_FILES = {"PKG-INFO", "pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md", "patches/README.md"}
 
 
@@ -57,6 +61,8 @@ def check_wheel(path: Path) -> list[str]:
                  for name in names if not name.startswith(("inductor_fix/", dist_info))]
     problems += [f"wheel lacks {name}" for name in sorted(PACKAGE_FILES | {dist_info + "licenses/LICENSE"})
                  if name not in names]
+    problems += [f"wheel holds {name}, which is not a module of this checkout's package"
+                 for name in names if name.startswith("inductor_fix/") and name not in PACKAGE_FILES]
     return problems
 
 

@@ -7,17 +7,18 @@ imported, or at once if it already is. What is patched, where and why is one tab
 ``inductor_fix.patches.PATCHES``, one module per patch; every target is a
 ``"Class.attribute"`` of ``torch/_inductor/select_algorithm.py``:
 
-============================  ==========================================================  =====================
-patch                         wraps                                                       fixes (stock torch)
-============================  ==========================================================  =====================
-``cache-key``                 ``GeneratedCodeCache.make_key``: key also holds which        #188069, 2.9-2.14
-                              inputs are one buffer (the aliasing pattern)                 (2.8 if cache on)
-``arity-guard``               ``TritonTemplate.generate``, ``AlgorithmSelectorCache        the kind of both:
-                              .__call__`` / ``.benchmark_choice``: a choice whose kernel    no arity TypeError
-                              cannot take its arguments is regenerated or excluded         at any launch
-``benchmark-realign``         ``AlgorithmSelectorCache.benchmark_in_current_process``:     #194515, 2.8-2.14
-                              each choice benchmarked with the tensors its kernel takes    (FlexAttention)
-============================  ==========================================================  =====================
+=====================  =================================================================  ==================
+patch                  wraps ``Class.attribute``: what it does                              stock releases
+=====================  =================================================================  ==================
+``cache-key``          ``GeneratedCodeCache.make_key``: the key also holds which inputs    #188069: 2.9-2.14
+                       are one buffer (the aliasing pattern)                               (2.8 if cache on)
+``arity-guard``        ``TritonTemplate.generate``, ``AlgorithmSelectorCache.__call__``,   the kind of both:
+                       ``.benchmark_choice``: a choice whose kernel cannot take its        2.8+
+                       arguments is regenerated or excluded, never launched
+``benchmark-realign``  ``AlgorithmSelectorCache.benchmark_in_current_process``,            #194515: 2.7+
+                       ``.__call__``: each choice benchmarked with the tensors its kernel  (fits 2.8+)
+                       takes; unrealized selection inputs realized (2.8-2.13 backward)
+=====================  =================================================================  ==================
 
 Whether a patch is needed is decided by behaviour (the cache-key probe calls
 ``make_key``; realignment compares buffer names per selection), never by version.

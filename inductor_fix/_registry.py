@@ -21,7 +21,6 @@ active again without wrapping twice.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from typing import Any, Callable
 
@@ -36,17 +35,18 @@ def function_of(member: Any) -> Any:
     return member.__func__ if isinstance(member, (classmethod, staticmethod)) else member
 
 
-@dataclasses.dataclass(eq=False)
 class Entry:
-    owner: Any
-    attribute: str
-    original: Any
-    #: What the patch's factory returned for ``original``.
-    wrapper: Any
-    #: What is in the slot: calls ``wrapper`` while :attr:`active`, else ``original``.
-    installed: Any
-    patch: str
-    active: bool = True
+    """One wrapped slot: ``owner.attribute`` held ``original``; the patch's factory made
+    ``wrapper``; ``installed`` is in the slot and calls ``wrapper`` while ``active``, else
+    ``original``."""
+
+    __slots__ = ("owner", "attribute", "original", "wrapper", "installed", "patch", "active")
+
+    def __init__(self, owner: Any, attribute: str, original: Any, wrapper: Any, patch: str) -> None:
+        self.owner, self.attribute, self.original, self.wrapper = owner, attribute, original, wrapper
+        self.installed: Any = None
+        self.patch = patch
+        self.active = True
 
     @property
     def target(self) -> str:
@@ -102,7 +102,7 @@ class Registry:
         ours = any(e.installed is original for e in self._stack)  # another patch's: wrapped over it
         if getattr(original, MARKER, None) is not None and not ours:
             raise RuntimeError(f"{owner.__qualname__}.{attribute} is already patched by inductor_fix")
-        entry = Entry(owner, attribute, original, make_wrapper(original), None, patch)
+        entry = Entry(owner, attribute, original, make_wrapper(original), patch)
         entry.installed = _switch(entry)
         setattr(entry.installed, MARKER, patch)
         setattr(function_of(entry.installed), MARKER, patch)  # under a classmethod too

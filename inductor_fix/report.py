@@ -35,7 +35,8 @@ FORMAT = 1
 #: ``inductor-fix report`` exit status -> meaning, as ``--help`` and README say it.
 EXIT_STATUS = {
     0: "a verdict: needed: yes or needed: no",
-    1: "needed: unknown (no process loaded Inductor, the fix was off in every process, or no line was usable)",
+    1: "needed: unknown (no process loaded Inductor or benchmarked an autotuning choice, the fix was off in every "
+       "process, or no line was usable)",
     2: "the file cannot be read (missing, not a file, not readable) or bad arguments",
 }
 _RANK_VARIABLES = ("RANK", "LOCAL_RANK", "WORLD_SIZE")
@@ -85,9 +86,16 @@ def line() -> dict[str, Any]:
         "triton": now.triton_version,
         "disable": os.environ.get("INDUCTOR_FIX_DISABLE") or None,
         "state": str(now.state),
+        # Autotuning rounds that benchmarked choices here: the bugs can only strike in one.
+        "benchmarks": _counter("select_algorithm_autotune"),
         "patches": [{"name": p.name, "state": str(p.state), "reason": p.reason, **activity()[p.name]}
                     for p in now.patches],
     }
+
+
+def _counter(name: str) -> int:
+    utils = sys.modules.get("torch._dynamo.utils")
+    return int(utils.counters["inductor"][name]) if utils is not None else 0
 
 
 def _write(path: str) -> None:
@@ -179,9 +187,13 @@ def summarize(entries: list[dict[str, Any]], notes: Iterable[str] = ()) -> Summa
                                           "details": (patch.get("details") or [])[:3]})
     on = [e for e in entries if any(p["state"] in ("applied", "not-needed") for p in e["patches"])]
     acted = any(info["processes_acted"] for info in patches.values())
-    needed = None if not on else bool(acted)
+    benchmarks = sum(int(e.get("benchmarks", 0)) for e in on)
+    # Nothing acted where nothing was benchmarked (every compile served from Inductor's caches):
+    # that says nothing about a cold compile.
+    needed = True if acted else (False if on and benchmarks else None)
     torches = sorted({str(e.get("torch")) for e in entries})
-    summary = Summary(needed=needed, processes=len(entries), processes_with_fix_on=len(on), torch=torches,
+    summary = Summary(needed=needed, processes=len(entries), processes_with_fix_on=len(on), benchmarks=benchmarks,
+                      torch=torches,
                       inductor_fix=sorted({str(e.get("inductor_fix")) for e in entries}), patches=patches,
                       notes=list(notes))
     summary["advice"] = _advice(summary, entries)
@@ -192,6 +204,10 @@ def _advice(summary: Summary, entries: list[dict[str, Any]]) -> str:
     torch = ", ".join(summary["torch"]) or "?"
     if not entries:
         return "no process of the job loaded Inductor: nothing to judge (was anything compiled?)"
+    if summary["needed"] is None and summary["processes_with_fix_on"]:
+        return ("no process benchmarked an autotuning choice (every compile came from Inductor's caches), so "
+                "nothing could have crashed: run the job once with an empty TORCHINDUCTOR_CACHE_DIR to learn "
+                "whether a cold compile needs the fix")
     if summary["needed"] is None:
         off = sorted({str(e.get("disable")) for e in entries if e.get("disable")})
         why = f" (INDUCTOR_FIX_DISABLE={', '.join(off)})" if off else ""
@@ -215,8 +231,8 @@ def format_summary(summary: Summary, width: int = 100) -> str:
 
     needed = {True: "yes", False: "no", None: "unknown"}[summary["needed"]]
     lines = [f"needed: {needed}",
-             f"{summary['processes']} process(es) loaded Inductor ({summary['processes_with_fix_on']} with the fix on); "
-             f"torch {', '.join(summary['torch']) or '-'}; inductor_fix {', '.join(summary['inductor_fix']) or '-'}"]
+             f"{summary['processes']} process(es) loaded Inductor ({summary['processes_with_fix_on']} with the fix on, "
+             f"{summary['benchmarks']} autotuning benchmark(s)); torch {', '.join(summary['torch']) or '-'}; inductor_fix {', '.join(summary['inductor_fix']) or '-'}"]
     for name, info in summary["patches"].items():
         states = ", ".join(f"{state} in {count}" for state, count in info["states"].items())
         did = ", ".join(f"{kind} {count}" for kind, count in info["counts"].items())

@@ -53,6 +53,7 @@ def _cli(*args: str, timeout: float = 600, cwd: Path = ROOT, **env: str) -> subp
 def _line(**patches: dict) -> dict:
     """A report line with every patch of the table applied, ``patches`` overriding some."""
     return {"format": FORMAT, "inductor_fix": inductor_fix.__version__, "pid": 1, "ppid": 0, "torch": "2.14.1",
+            "benchmarks": 3,
             "patches": [{"name": p.name, "state": "applied", "reason": "", "counts": {}, "details": [],
                          **patches.get(p.name, {})} for p in PATCHES]}
 
@@ -78,6 +79,12 @@ class TestSummary(TestCase):
             self.assertIs(summary["needed"], False)
             self.assertIn(phrase, summary["advice"])
             self.assertIn("pip uninstall inductor-fix", summary["advice"])
+
+    def test_needed_unknown_when_nothing_was_benchmarked(self) -> None:
+        """Compiles served whole from Inductor's caches never reach the buggy benchmark."""
+        summary = summarize([{**_line(), "benchmarks": 0}])
+        self.assertIsNone(summary["needed"])
+        self.assertIn("empty TORCHINDUCTOR_CACHE_DIR", summary["advice"])
 
     def test_needed_unknown_when_the_fix_was_off(self) -> None:
         off = _line(**{p.name: {"state": "disabled"} for p in PATCHES})

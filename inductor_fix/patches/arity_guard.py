@@ -8,7 +8,8 @@ key, a miscounted captured buffer, signature drift), compilation does not crash 
 
 Wraps ``TritonTemplate.generate``, ``AlgorithmSelectorCache.__call__`` and
 ``AlgorithmSelectorCache.benchmark_choice`` in ``torch/_inductor/select_algorithm.py``
-(torch 2.8.0 and later; up to 2.7 there is no codegen cache and it is not needed):
+(affected: 2.8+, where the other two patches' bugs are; up to 2.7 there is no codegen
+cache and it says not-needed):
 
 1. After a choice is generated, count the kernel's parameters and the benchmark
    request's arguments (inputs, output, size args, workspace; the 3 grid values
@@ -34,14 +35,13 @@ choice's arity against its benchmark arguments.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import inspect
 import logging
 import threading
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from .._activity import Activity
 from .base import Patch, Unsupported, require_class, require_codegen_cache, require_function, require_parameters
@@ -61,8 +61,7 @@ _excluded_since_selection = threading.local()
 _excluded_at_benchmark = threading.local()
 
 
-@dataclasses.dataclass(frozen=True)
-class ArityMismatch:
+class ArityMismatch(NamedTuple):
     """A loaded template kernel and the call its benchmark request would make.
 
     ``parameters``: the kernel's Python parameter names. ``arguments``: one
@@ -327,7 +326,7 @@ PATCH = Patch(
     decide=decide,
     effect="template choices whose kernel arity mismatches are regenerated, or excluded before any launch",
     upstream="safety net for the kind of pytorch/pytorch#188069 and #194515 (no upstream equivalent)",
-    affected=">=2.8.0,<2.15.0",  # the union of the two bugs' ranges (2.8: #194515)
+    affected=">=2.8.0",  # where the other two patches' bugs are and it can act (no cache before 2.8)
     delete_when="upstream checks a choice's arity against its benchmark arguments (not as of 2.15.0)",
     diff="0002-inductor-check-template-kernel-arity-before-autotuning.patch",
     fingerprints=FINGERPRINTS,

@@ -1,16 +1,18 @@
 """benchmark-realign: benchmark each template choice with the tensors its kernel takes.
 
 Upstream: ``torch/_inductor/select_algorithm.py``,
-``AlgorithmSelectorCache.benchmark_in_current_process`` (torch 2.8.0-2.14.x; up to
-2.7 it is a closure inside ``make_benchmark_fn`` and cannot be wrapped, so there the
-patch is unsupported). Reported as pytorch/pytorch#194515.
+``AlgorithmSelectorCache.benchmark_in_current_process`` (affected: 2.7+, forward and
+decoding up to 2.14, the backward in every release so far; up to 2.7 it is a closure
+inside ``make_benchmark_fn`` and cannot be wrapped, so there the patch is
+unsupported). Reported as pytorch/pytorch#194515.
+
 In-process autotuning makes one example tensor per distinct buffer name of the
 *selection's* ``input_nodes`` (the list a lowering passes to
 ``autotune_select_algorithm``) and calls every choice's ``benchmark`` with them.
 A Triton template kernel takes one pointer per distinct buffer name of its own
 ``input_nodes``: the explicit inputs, then every buffer rendering captured. The
-FlexAttention lowerings (``kernel/flex/flex_attention.py``, ``flex_decoding.py``,
-2.8-2.14) pass a hand-built list holding a ``score_mod``'s logical buffer (``bias =
+FlexAttention lowerings (``kernel/flex/flex_attention.py``, ``flex_decoding.py``;
+forward and decoding up to 2.14, the backward in every release so far) pass a hand-built list holding a ``score_mod``'s logical buffer (``bias =
 table[index]``) where the kernel, having inlined the gather, takes ``index`` and
 ``table``: the launch is one argument short (``launcher() missing 1 required
 positional argument: '_grid_2'``). The benchmark subprocess and the final call
@@ -51,12 +53,11 @@ passes a hand-built list in 2.15.0).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import inspect
 import logging
 from types import ModuleType
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 from .._activity import Activity
 from .base import Patch, Unsupported, require_class, require_parameters
@@ -75,8 +76,7 @@ def input_names(nodes: Sequence[Any]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(node.get_name() for node in nodes))
 
 
-@dataclasses.dataclass(frozen=True)
-class Realignment:
+class Realignment(NamedTuple):
     """A choice's own benchmark inputs. ``nodes``: one IR node per kernel input, in kernel
     order; ``gen_fns``: position in ``nodes`` -> example-value function; ``captured``:
     names the selection did not provide (zero-filled)."""

@@ -1,8 +1,8 @@
 """cache-key: the Triton template codegen-cache key sees which inputs are one buffer.
 
 Upstream: ``torch/_inductor/select_algorithm.py``, ``GeneratedCodeCache.make_key``
-(torch 2.8.0-2.14.x; the cache is on by default from 2.9.0, and 2.8.x is affected
-only with ``enable_caching_generated_triton_templates=True``). The key holds the
+(affected: 2.9-2.14, where the cache is on by default; 2.8.x only with
+``enable_caching_generated_triton_templates=True``). The key holds the
 layout of every input node but not which input nodes are the same buffer, while
 ``TritonTemplateKernel.def_kernel`` gives the kernel one pointer parameter per
 distinct buffer name. Code generated for ``bmm(x, x)`` (one input pointer) was

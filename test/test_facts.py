@@ -1,0 +1,77 @@
+"""Each fact once: the releases each patch fixes are written in its entry
+(``Patch.affected``); the package docstring, each patch module's docstring, README and
+the package metadata say the same, or this fails."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+from pathlib import Path
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+import inductor_fix
+from inductor_fix.patches import PATCHES
+from torch._inductor.test_case import TestCase, run_tests
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def span(specifier: str, dash: str = "-") -> str:
+    """``">=2.9.0,<2.15.0"`` -> ``"2.9-2.14"``; ``">=2.7.0"`` -> ``"2.7+"``."""
+    bounds = {spec.operator: Version(spec.version) for spec in SpecifierSet(specifier)}
+    low = f"{bounds['>='].major}.{bounds['>='].minor}"
+    if "<" not in bounds:
+        return f"{low}+"
+    high = bounds["<"]
+    return f"{low}{dash}{high.major}.{high.minor - 1}"
+
+
+def protected_from() -> str:
+    """The first release every patch that has a bug there fits: the low end of the package's range."""
+    lows = [max(Version(s.version) for s in SpecifierSet(p.affected + ("," + p.supported if p.supported else ""))
+                if s.operator == ">=") for p in PATCHES]
+    low = min(lows)
+    return f"{low.major}.{low.minor}+"
+
+
+class TestFactsAgree(TestCase):
+    def test_span(self) -> None:
+        self.assertEqual([span(">=2.9.0,<2.15.0"), span(">=2.7.0")], ["2.9-2.14", "2.7+"])
+
+    def test_package_docstring_names_each_patchs_releases(self) -> None:
+        lines = inductor_fix.__doc__.splitlines()
+        for patch in PATCHES:
+            row = next(number for number, line in enumerate(lines) if line.startswith(f"``{patch.name}``"))
+            self.assertIn(span(patch.affected), lines[row] + lines[row + 1], patch.name)  # a row is two lines
+
+    def test_each_patch_module_says_its_releases_and_when_to_delete_it(self) -> None:
+        for patch in PATCHES:
+            module = importlib.import_module(f"inductor_fix.patches.{patch.module}")
+            doc = " ".join(module.__doc__.split())
+            self.assertIn(f"affected: {span(patch.affected)}", doc, patch.name)
+            self.assertIn("Delete this module", doc, patch.name)
+            self.assertIn(patch.diff.split("-")[0], doc, patch.name)
+
+    def test_readme_names_each_patchs_releases(self) -> None:
+        readme = " ".join((ROOT / "README.md").read_text().split())
+        for patch in PATCHES:
+            self.assertIn(f"`{patch.name}` {span(patch.affected, '–')}", readme)
+
+    def test_metadata_says_the_package_range(self) -> None:
+        if sys.version_info < (3, 11):
+            self.skipTest("tomllib is Python 3.11+")
+        import tomllib
+
+        project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+        self.assertIn(f"torch {protected_from()}", project["description"])
+        for patch in PATCHES:
+            issue = re.search(r"#\d+", patch.upstream)
+            if issue and "safety net" not in patch.upstream:
+                self.assertIn(issue.group(0), project["description"], patch.name)
+
+
+if __name__ == "__main__":
+    run_tests()
