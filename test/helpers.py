@@ -55,6 +55,21 @@ def run_python(code: str, env: dict[str, str | None] | None = None, timeout: flo
                           text=True, timeout=timeout)
 
 
+def bench(*args: str, timeout: float = 900) -> tuple[subprocess.CompletedProcess, dict]:
+    """``tools/bench ARGS --out TMP``: the process (it must succeed) and the JSON it wrote."""
+    import tempfile
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory() as directory:
+        out = Path(directory, "out.json")
+        process = subprocess.run([sys.executable, str(root / "tools" / "bench"), *args, "--out", str(out)],
+                                 capture_output=True, text=True, cwd=root, timeout=timeout)
+        if process.returncode:
+            raise AssertionError(f"tools/bench {' '.join(args)} failed:\n{process.stdout}{process.stderr[-3000:]}")
+        return process, json.loads(out.read_text())
+
+
 def report(name: str, **figures) -> None:
     """Print figures of a GPU test as one JSON line, and append it to
     ``$INDUCTOR_FIX_GPU_FIGURES`` if set (collected for release notes)."""

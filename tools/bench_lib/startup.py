@@ -11,6 +11,9 @@
   with ``perf_counter`` inside fresh processes; also which ``torch._inductor`` modules
   that import pulled in (none is the goal).
 
+``--against CHECKOUT`` adds another checkout's ``run`` hook to the first measurement,
+in the same rotation (before/after a change, side by side).
+
 Goals (issue 21): no torch ≤ 5 ms added (median of pairs); import after torch ≤ 10 ms.
 The package's bytecode is compiled first and children may use it, as after ``pip
 install`` (``PYTHONDONTWRITEBYTECODE`` is dropped from their environment).
@@ -27,7 +30,9 @@ from typing import Any
 
 from .stats import summary
 
-__all__ = ["GOALS_MS", "markdown", "run"]
+__all__ = ["GOALS_MS", "HELP", "add_arguments", "markdown", "run"]
+
+HELP = "process start-up under run, and import after torch (~6 min)"
 
 GOALS_MS = {"run_no_torch": 5.0, "import_after_torch": 10.0}
 IMPORT_CHILD = """
@@ -53,24 +58,41 @@ def _wall(command: list[str], env: dict[str, str]) -> float:
     return (time.perf_counter() - start) * 1e3
 
 
-def _paired(code: str, reps: int) -> dict[str, Any]:
+def _paired(code: str, reps: int, against: str | None = None) -> dict[str, Any]:
     from inductor_fix.launcher import environment
 
-    alone_env = _environment()
-    hooked_env = environment(alone_env)
+    envs = {"alone": _environment(), "under_run": environment(_environment())}
+    if against:  # that checkout's hook first on PYTHONPATH, its package importable after it
+        hook = os.pathsep.join([os.path.join(against, "inductor_fix", "_bootstrap"), against])
+        envs["under_other_run"] = dict(_environment(), PYTHONPATH=hook)
     command = [sys.executable, "-c", code]
-    _wall(command, alone_env), _wall(command, hooked_env)  # warm the page cache and bytecode
-    alone, hooked = [], []
+    times: dict[str, list[float]] = {name: [] for name in envs}
+    for env in envs.values():
+        _wall(command, env)  # warm the page cache and bytecode
     for rep in range(reps):
-        order = ((alone, alone_env), (hooked, hooked_env))
-        for times, env in order if rep % 2 == 0 else reversed(order):
-            times.append(_wall(command, env))
-    return {"alone_ms": summary(alone), "under_run_ms": summary(hooked),
-            "added_ms": summary([h - a for h, a in zip(hooked, alone)])}
+        names = list(envs)[rep % len(envs):] + list(envs)[:rep % len(envs)]  # rotate who goes first
+        for name in names:
+            times[name].append(_wall(command, envs[name]))
+    result = {f"{name}_ms": summary(values) for name, values in times.items()}
+    for name in envs:
+        if name != "alone":
+            key = "added_ms" if name == "under_run" else "other_added_ms"
+            result[key] = summary([t - a for t, a in zip(times[name], times["alone"])])
+    return result
 
 
-def run(reps: int) -> dict[str, Any]:
-    """The three measurements, ``reps`` repetitions each."""
+def add_arguments(parser: Any) -> None:
+    from pathlib import Path
+
+    parser.add_argument("--reps", type=int, default=30, help="paired repetitions (default 30)")
+    parser.add_argument("--against", type=Path, metavar="CHECKOUT",
+                        help="another checkout of this project whose run hook is measured side by side")
+
+
+def run(args: Any, child: Any = None) -> dict[str, Any]:
+    """The three measurements, ``args.reps`` repetitions each; ``args.against``: another
+    checkout whose ``run`` hook is measured beside this one's (the first measurement only)."""
+    reps, against = args.reps, str(args.against.resolve()) if args.against else None
     import compileall
 
     import torch
@@ -79,7 +101,7 @@ def run(reps: int) -> dict[str, Any]:
 
     compileall.compile_dir(os.path.dirname(inductor_fix.__file__), quiet=1)
     print(f"run, no torch: python -c pass, alone and under run, {reps} pairs ...", flush=True)
-    no_torch = _paired("pass", reps)
+    no_torch = _paired("pass", reps, against)
     print(f"run, import torch: {reps} pairs ...", flush=True)
     with_torch = _paired("import torch", reps)
     print(f"import inductor_fix after import torch: {reps} fresh processes ...", flush=True)
@@ -90,16 +112,27 @@ def run(reps: int) -> dict[str, Any]:
         imports.append(json.loads(process.stdout.strip().splitlines()[-1]))
     imports = imports[1:]  # the first one compiles bytecode
     return {"kind": "startup", "torch": torch.__version__, "python": sys.version.split()[0],
-            "cpus": os.cpu_count(), "reps": reps, "run_no_torch": no_torch, "run_import_torch": with_torch,
+            "cpus": os.cpu_count(), "reps": reps, "run_no_torch": no_torch, "against": _commit(against), "run_import_torch": with_torch,
             "import_after_torch_ms": summary([i["ms"] for i in imports]),
             "inductor_modules": sorted({m for i in imports for m in i["inductor_modules"]}), "goals_ms": GOALS_MS}
+
+
+def _commit(checkout: str | None) -> str | None:
+    if checkout is None:
+        return None
+    process = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=checkout, capture_output=True, text=True)
+    return process.stdout.strip() or "another checkout"
 
 
 def markdown(data: dict[str, Any]) -> str:
     from .stats import span
 
     goals = data["goals_ms"]
-    rows = [
+    rows = []
+    if data.get("against"):
+        rows.append((f"`python -c pass` under `run` of commit {data['against']}, added ms per process",
+                     span(data["run_no_torch"]["other_added_ms"], 1), "-", "the same rotation"))
+    rows += [
         ("`python -c pass` under `run` (never imports torch), added ms per process",
          span(data["run_no_torch"]["added_ms"], 1), f"≤ {goals['run_no_torch']:g}",
          f"{data['run_no_torch']['alone_ms']['median']:.1f} alone"),

@@ -1,32 +1,38 @@
-"""The arity guard's cost per Triton template choice, on the CPU harness.
+"""``tools/bench arity_guard``: the arity guard's cost per Triton template choice, on the CPU harness.
 
 For every choice ``TritonTemplate.generate`` makes while real max-autotune
 compiles run (mm, addmm, bmm, baddbmm, mm_plus_mm, no aliasing so the guard only
 checks), time the unguarded ``generate`` (the original, called by the guard) and
 the whole guarded call, in the same call. Their ratio, guarded/unguarded, is the
 guard's cost relative to generating the choice; their difference its absolute
-cost. Runs in a child process (``tools/bench _guard``) so the parent never
-imports torch.
+cost. Runs in a child process so the parent never imports torch.
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from .stats import summary
 
-__all__ = ["run", "worker"]
+__all__ = ["HELP", "add_arguments", "markdown", "run", "worker"]
+
+HELP = "the arity guard's cost per template choice, CPU harness (~1 min)"
 
 GOAL_RATIO = 1.01
 OPS = ("mm", "addmm", "bmm", "baddbmm")
 
 
-def worker(repetitions: int) -> dict[str, Any]:
+def add_arguments(parser: Any) -> None:
+    parser.add_argument("--reps", type=int, default=3, help="compiles of each op (default 3)")
+
+
+def run(args: Any, child: Any) -> dict[str, Any]:
+    return child([str(args.reps)], {})
+
+
+def worker(argv: list[str]) -> dict[str, Any]:
+    repetitions = int(argv[0])
     import inductor_fix  # noqa: F401  (the cache-key fix stays applied; only the guard is timed)
     import torch
     from inductor_fix.check.harness import triton_cpu_harness
@@ -67,7 +73,7 @@ def worker(repetitions: int) -> dict[str, Any]:
     ratios = [total / unguarded for total, unguarded in pairs]
     overhead_us = [(total - unguarded) * 1e6 for total, unguarded in pairs]
     return {
-        "kind": "guard",
+        "kind": "arity_guard",
         "torch": torch.__version__,
         "choices": len(pairs),
         "generate_ms": summary([u * 1e3 for _, u in pairs]),
@@ -76,14 +82,6 @@ def worker(repetitions: int) -> dict[str, Any]:
         "total_ratio": sum(t for t, _ in pairs) / sum(u for _, u in pairs),
         "goal_ratio": GOAL_RATIO,
     }
-
-
-def run(script: Path, repetitions: int) -> dict[str, Any]:
-    """:func:`worker` in a child process (the parent never imports torch)."""
-    process = subprocess.run([sys.executable, str(script), "_guard", str(repetitions)], capture_output=True, text=True)
-    if process.returncode:
-        raise SystemExit(f"guard bench failed:\n{process.stderr[-3000:]}")
-    return json.loads(process.stdout.strip().splitlines()[-1])
 
 
 def markdown(data: dict[str, Any]) -> str:

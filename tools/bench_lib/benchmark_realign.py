@@ -1,4 +1,5 @@
-"""The benchmark realignment's cost at the selection seam when nothing needs realigning.
+"""``tools/bench benchmark_realign``: the realignment's cost at the selection seam when nothing
+needs realigning.
 
 During real max-autotune compiles of mm, addmm, bmm and baddbmm (no aliasing) every
 call of the installed ``AlgorithmSelectorCache.benchmark_in_current_process`` is
@@ -13,24 +14,37 @@ GPU run is the real one.
 
 from __future__ import annotations
 
-import os
-import sys
 import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 from .stats import span, summary
 
-__all__ = ["MARKER", "markdown", "run", "worker"]
+__all__ = ["HELP", "add_arguments", "markdown", "out_name", "run", "worker"]
+
+HELP = "the realignment's cost per choice when nothing needs it (--device cuda on a GPU)"
 
 PER_CHOICE_GOAL_US = 20.0
 SHARE_GOAL = 0.01
 MATMULS = ("mm", "addmm", "bmm", "baddbmm")
-MARKER = "BENCH_SEAM_RESULT "
 
 
-def worker(device: str, rounds: int) -> dict[str, Any]:
+def add_arguments(parser: Any) -> None:
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="cpu: under the Triton-on-CPU harness")
+    parser.add_argument("--rounds", type=int, default=200, help="timings of each selection's grouping (default 200)")
+
+
+def out_name(args: Any) -> str:
+    return f"benchmark_realign-{args.device}.json"
+
+
+def run(args: Any, child: Any) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="bench_seam_") as cache:  # a cold Inductor cache
+        return child([args.device, str(args.rounds)], {"TORCHINDUCTOR_CACHE_DIR": cache})
+
+
+def worker(argv: list[str]) -> dict[str, Any]:
+    device, rounds = argv[0], int(argv[1])
     import contextlib
     import timeit
     from unittest import mock
@@ -73,22 +87,9 @@ def worker(device: str, rounds: int) -> dict[str, Any]:
         per_choice_us.append(grouping / len(choices) * 1e6)
         shares.append(grouping / whole)
         choices_seen += len(choices)
-    return {"kind": "flex-seam", "device": device, "torch": torch.__version__, "selections": len(calls),
+    return {"kind": "benchmark_realign", "device": device, "torch": torch.__version__, "selections": len(calls),
             "choices": choices_seen, "per_choice_us": summary(per_choice_us), "share": summary(shares),
             "rounds": rounds}
-
-
-def run(script: Path, device: str, rounds: int) -> dict[str, Any]:
-    """:func:`worker` in a child process with a fresh Inductor cache directory."""
-    from inductor_fix.check.child import run_child
-
-    with tempfile.TemporaryDirectory(prefix="bench_seam_") as cache:
-        env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache, PYTHONUNBUFFERED="1")
-        env.pop("INDUCTOR_FIX_DISABLE", None)
-        child = run_child([sys.executable, str(script), "_seam", device, str(rounds)], env, MARKER, 1800)
-    if child.result is None:
-        raise SystemExit(f"seam bench failed: {child.failure}")
-    return child.result
 
 
 def markdown(data: dict[str, Any]) -> str:

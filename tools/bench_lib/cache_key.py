@@ -1,4 +1,4 @@
-"""What the cache-key patch costs per ``GeneratedCodeCache.make_key`` call, on the CPU.
+"""``tools/bench cache_key``: what the cache-key patch costs per ``make_key`` call, on the CPU.
 
 In a child process started with ``INDUCTOR_FIX_DISABLE=1`` (so the parent never imports
 torch): apply the fix once (its one-time cost when Inductor loads), then time stock
@@ -19,7 +19,9 @@ from typing import Any
 
 from .stats import paired_ratios, span, summary
 
-__all__ = ["KEY_GOAL_RATIO", "ACTIVITY_GOAL_NS", "markdown", "worker"]
+__all__ = ["ACTIVITY_GOAL_NS", "HELP", "KEY_GOAL_RATIO", "add_arguments", "markdown", "run", "worker"]
+
+HELP = "make_key stock vs patched, and the activity record per key (~3 min)"
 
 KEY_GOAL_RATIO = 1.05
 ACTIVITY_GOAL_NS = 1000.0
@@ -99,7 +101,17 @@ def _alternate(functions: dict[str, Any], call: tuple, rounds: int, seconds_per_
     }
 
 
-def worker(rounds: int, seconds_per_sample: float) -> dict[str, Any]:
+def add_arguments(parser: Any) -> None:
+    parser.add_argument("--rounds", type=int, default=400, help="alternating timeit rounds (default 400)")
+    parser.add_argument("--sample-seconds", type=float, default=0.005, help="length of one sample (default 0.005)")
+
+
+def run(args: Any, child: Any) -> dict[str, Any]:
+    """:func:`worker` in a child started with ``INDUCTOR_FIX_DISABLE=1`` (it applies the fix itself, timed)."""
+    return child([str(args.rounds), str(args.sample_seconds)], {"INDUCTOR_FIX_DISABLE": "1"})
+
+
+def worker(argv: list[str]) -> dict[str, Any]:
     """Run in a child started with ``INDUCTOR_FIX_DISABLE=1``: apply the fix once
     (timed: its one-time cost when Inductor loads), then time stock and patched
     ``make_key`` in alternating rounds, with distinct and with aliased inputs.
@@ -109,6 +121,7 @@ def worker(rounds: int, seconds_per_sample: float) -> dict[str, Any]:
     ``make_key`` that returns a constant key: what the fix adds per call, free of
     the stock key's own cost (mostly sympy printing) and of that cost's noise.
     """
+    rounds, seconds_per_sample = int(argv[0]), float(argv[1])
     import inductor_fix
     from inductor_fix.patches import cache_key
     from inductor_fix.patches.cache_key import aliasing_aware_make_key
@@ -126,7 +139,7 @@ def worker(rounds: int, seconds_per_sample: float) -> dict[str, Any]:
     cache = cache_class()
     import torch
 
-    result: dict[str, Any] = {"kind": "key", "torch": torch.__version__, "rounds": rounds, "apply_ms": apply_ms,
+    result: dict[str, Any] = {"kind": "cache_key", "torch": torch.__version__, "rounds": rounds, "apply_ms": apply_ms,
                               "cases": {}}
     for case in ("distinct", "aliased", "control", "wrapper"):
         args = _key_arguments(select_algorithm, stock, aliased=case == "aliased")
