@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import unittest
+from typing import Any
 
 import torch
 from packaging.version import Version
@@ -68,6 +69,30 @@ def bench(*args: str, timeout: float = 900) -> tuple[subprocess.CompletedProcess
         if process.returncode:
             raise AssertionError(f"tools/bench {' '.join(args)} failed:\n{process.stdout}{process.stderr[-3000:]}")
         return process, json.loads(out.read_text())
+
+
+def stock_phases(*first: Any) -> list[Any]:
+    """Hypothesis phases of a negative control: ``first`` (e.g. ``Phase.explicit``), then
+    generated examples; shrinking too outside the derandomized ``ci`` profile (it costs one
+    compile sequence per step)."""
+    from hypothesis import Phase, settings
+
+    return [*first, Phase.generate] + ([] if settings.default.derandomize else [Phase.shrink])
+
+
+def counterexample_on_stock(test: unittest.TestCase, prop: Any, stock_fails: bool, pattern: str, what: str) -> None:
+    """The negative control of a property suite: with the fix removed, Hypothesis test ``prop``
+    must fail (an AssertionError matching ``pattern``) where ``stock_fails``, and pass where
+    stock has no bug; prints the counterexample it found."""
+    import inductor_fix
+
+    with inductor_fix.removed():
+        if not stock_fails:
+            prop()  # a fixed release: no counterexample may exist
+            return
+        with test.assertRaisesRegex(AssertionError, pattern) as caught:
+            prop()
+    print(f"\n{what} on stock torch {torch.__version__}: {caught.exception}")
 
 
 def report(name: str, **figures) -> None:

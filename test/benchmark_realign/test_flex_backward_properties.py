@@ -13,12 +13,10 @@ from __future__ import annotations
 import contextlib
 
 from flex_cases import flex_training_cases
-from helpers import DEVICE, GUARD_KINDS, TOLERANCE, TORCH_RELEASE, affected, fresh_cache
+from helpers import DEVICE, GUARD_KINDS, TOLERANCE, TORCH_RELEASE, affected, counterexample_on_stock, fresh_cache, stock_phases
 from hypothesis import Phase, example, given, settings
 from observe import observe_autotuning
 
-import inductor_fix
-import torch
 from inductor_fix.check.harness import flex_backward_on_triton, triton_cpu_harness
 from inductor_fix.check.workloads import FLEX_TRAINING, FlexTraining, flex_training
 from torch._dynamo.utils import counters
@@ -79,22 +77,14 @@ class TestFlexBackwardNegativeControl(TestCase):
         _skip_without_backward(self)
 
     def test_hypothesis_finds_counterexample_on_stock(self) -> None:
-        phases = [Phase.explicit, Phase.generate] if settings.default.derandomize else [
-            Phase.explicit, Phase.generate, Phase.shrink]
-
-        @settings(phases=phases, max_examples=4)
+        @settings(phases=stock_phases(Phase.explicit), max_examples=4)
         @example(case=FLEX_TRAINING["selective"])
         @given(case=flex_training_cases(dtypes=("float32",)))
         def flex_backward_property(case: FlexTraining) -> None:
             check_flex_backward(case)
 
-        with inductor_fix.removed():
-            if not affected("flex_backward"):
-                flex_backward_property()
-                return
-            with self.assertRaisesRegex(AssertionError, r"TypeError|arity|Error") as caught:
-                flex_backward_property()
-        print(f"\ncounterexample of the flex backward property on stock torch {torch.__version__}: {caught.exception}")
+        counterexample_on_stock(self, flex_backward_property, affected("flex_backward"), r"Error",
+                                "counterexample of the flex backward property")
 
 
 if __name__ == "__main__":

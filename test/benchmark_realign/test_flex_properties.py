@@ -11,10 +11,9 @@ from __future__ import annotations
 import contextlib
 
 from flex_cases import FlexCase, flex_cases
-from helpers import DEVICE, GUARD_KINDS, TOLERANCE, affected, fresh_cache
-from hypothesis import Phase, example, given, settings
+from helpers import DEVICE, GUARD_KINDS, TOLERANCE, affected, counterexample_on_stock, fresh_cache, stock_phases
+from hypothesis import example, given, settings
 
-import inductor_fix
 import torch
 from inductor_fix.check.harness import triton_cpu_harness
 from inductor_fix.check.workloads import MODE, describe_error, max_rel_error
@@ -84,20 +83,12 @@ class TestFlexNegativeControl(TestCase):
     """With the fix removed, Hypothesis must find a crashing flex case on an affected release."""
 
     def test_hypothesis_finds_counterexample_on_stock(self) -> None:
-        phases = [Phase.generate] if settings.default.derandomize else [Phase.generate, Phase.shrink]
-
-        @settings(phases=phases, max_examples=4)
+        @settings(phases=stock_phases(), max_examples=4)
         @given(case=flex_cases(dtypes=("float32",)))
         def flex_property(case: FlexCase) -> None:
             check_flex(case)
 
-        with inductor_fix.removed():
-            if not affected("flex"):
-                flex_property()
-                return
-            with self.assertRaisesRegex(AssertionError, r"TypeError|arity") as caught:
-                flex_property()
-        print(f"\nshrunk flex counterexample on stock torch {torch.__version__}: {caught.exception}")
+        counterexample_on_stock(self, flex_property, affected("flex"), r"TypeError|arity", "flex counterexample")
 
 
 class TestFlexCodegenCache(TestCase):

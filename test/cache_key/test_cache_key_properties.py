@@ -24,11 +24,10 @@ from __future__ import annotations
 import contextlib
 from unittest import mock
 
-from helpers import DEVICE, GUARD_KINDS, TOLERANCE, affected, fresh_cache
-from hypothesis import Phase, example, given, settings
+from helpers import DEVICE, GUARD_KINDS, TOLERANCE, affected, counterexample_on_stock, fresh_cache, stock_phases
+from hypothesis import example, given, settings
 from matmul_cases import Case, Operand, cases
 
-import inductor_fix
 import torch
 from inductor_fix.check.harness import triton_cpu_harness
 from inductor_fix.check.workloads import MODE, describe_error, max_rel_error
@@ -167,22 +166,13 @@ class TestPropertyNegativeControl(TestCase):
     """With the fix removed, Hypothesis must find a counterexample on an affected release."""
 
     def test_hypothesis_finds_counterexample_on_stock(self) -> None:
-        # Generated examples only (the pinned ones would make this trivial); shrinking
-        # costs one compile sequence per step, so it runs only in the dev/nightly profiles.
-        phases = [Phase.generate] if settings.default.derandomize else [Phase.generate, Phase.shrink]
-
-        @settings(phases=phases, max_examples=8)
+        # Generated examples only: the pinned ones would make this trivial.
+        @settings(phases=stock_phases(), max_examples=8)
         @given(case=cases("bmm", dtypes=("float32",)))
         def arity_property(case: Case) -> None:
             check_arity(case)
 
-        with inductor_fix.removed():
-            if not affected("bmm"):
-                arity_property()  # a fixed release: no counterexample may exist
-                return
-            with self.assertRaisesRegex(AssertionError, r"TypeError|arity") as caught:
-                arity_property()
-        print(f"\nshrunk counterexample on stock torch {torch.__version__}: {caught.exception}")
+        counterexample_on_stock(self, arity_property, affected("bmm"), r"TypeError|arity", "counterexample")
 
 
 def check_codegen_cache(case: Case) -> CacheCheck:
@@ -251,21 +241,13 @@ class TestCodegenCacheCheck(TestCase):
     def test_stock_fails_the_check(self) -> None:
         """Negative control: with the fix removed, Hypothesis finds a sequence whose hit
         Inductor's own check rejects, on an affected release."""
-        phases = [Phase.generate] if settings.default.derandomize else [Phase.generate, Phase.shrink]
-
-        @settings(phases=phases, max_examples=4)
+        @settings(phases=stock_phases(), max_examples=4)
         @given(case=cases("bmm", dtypes=("float32",)))
         def codegen_cache_property(case: Case) -> None:
             check_codegen_cache(case)
 
-        with inductor_fix.removed():
-            if not affected("bmm"):
-                codegen_cache_property()
-                return
-            with self.assertRaisesRegex(AssertionError, WRONG_OUTPUT) as caught:
-                codegen_cache_property()
-        print(f"\nshrunk counterexample of Inductor's codegen-cache check on stock torch {torch.__version__}: "
-              f"{caught.exception}")
+        counterexample_on_stock(self, codegen_cache_property, affected("bmm"), WRONG_OUTPUT,
+                                "counterexample of Inductor's codegen-cache check")
 
 
 class TestKeyGrouping(TestCase):
