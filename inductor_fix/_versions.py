@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-__all__ = ["distribution_version", "release_of"]
+__all__ = ["DISTRIBUTION", "distribution_version", "project_url", "release_of"]
+
+#: This project's distribution name (the import name is ``inductor_fix``).
+DISTRIBUTION = "inductor-fix"
 
 
 def distribution_version(name: str) -> str | None:
@@ -13,6 +16,23 @@ def distribution_version(name: str) -> str | None:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return None
+
+
+def project_url(label: str) -> str | None:
+    """``[project.urls]`` entry ``label`` of pyproject.toml (``"Issues"``, ``"Changelog"`` ...),
+    as the installed distribution's metadata carries it; None when the package runs from a
+    checkout that was never installed."""
+    from importlib import metadata
+
+    try:
+        entries = metadata.metadata(DISTRIBUTION).get_all("Project-URL") or []
+    except metadata.PackageNotFoundError:
+        return None
+    for entry in entries:
+        name, _, url = entry.partition(",")
+        if name.strip().lower() == label.lower():
+            return url.strip()
+    return None
 
 
 def release_of(version: str | None) -> str | None:

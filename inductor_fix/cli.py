@@ -22,12 +22,22 @@ def _status(args: argparse.Namespace) -> int:
             print(f"inductor_fix status: importing torch failed: {type(error).__name__}: {error}", file=sys.stderr)
     status = inductor_fix.status()
     print(json.dumps(status.to_dict(), indent=2) if args.json else status.format())
+    if status.state == "unsupported" and not args.json:
+        print(_please_report("the output of inductor-fix status --json"))
     if args.require == "protected" and not status.protected:
         hint = " (drop --no-load to resolve it)" if args.no_load and status.state == "pending" else ""
         reason = status.reason.removeprefix("not protected: ")
         print(f"inductor_fix status: not protected ({status.state}): {reason}{hint}", file=sys.stderr)
         return 1
     return 0
+
+
+def _please_report(attach: str) -> str:
+    """Where to report a problem: the Issues URL of the installed distribution's metadata."""
+    from ._versions import project_url
+
+    url = project_url("Issues")
+    return f"please report it{f' at {url}' if url else ''}, with {attach}"
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -134,19 +144,24 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     from .check.runner import EXIT_STATUS
 
+    from . import __version__
+    from ._versions import DISTRIBUTION, distribution_version, project_url
+
     program = _program()
+    issues = project_url("Issues")
     parser = argparse.ArgumentParser(
         prog=program,
         description="Fix for Inductor's max-autotune template-argument crashes\n"
         "(pytorch/pytorch#188069, codegen-cache aliasing; #194515, FlexAttention captured buffers).",
         epilog=f"examples:\n  {program} status --require protected   # exit 1 unless this torch is protected\n"
         f"  {program} check\n  {program} run --report job.jsonl -- torchrun --nproc-per-node 8 train.py\n"
-        f"  {program} report job.jsonl",
+        f"  {program} report job.jsonl"
+        + (f"\n\nreport bugs: {issues}" if issues else ""),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    from . import __version__
-
-    parser.add_argument("--version", action="version", version=f"inductor_fix {__version__}")
+    installed = distribution_version(DISTRIBUTION)
+    version = installed if installed == __version__ else f"{__version__} (running from {__file__.rsplit('/', 2)[0]})"
+    parser.add_argument("--version", action="version", version=f"{DISTRIBUTION} {version}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="{status,check,run,report}")
 
     status = commands.add_parser(

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import importlib.util
 import json
 import os
 import sys
@@ -195,6 +196,11 @@ def run_check(
         return 2
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cpu" and importlib.util.find_spec("triton") is None:
+        print("inductor_fix check: the CPU harness runs Inductor's Triton template codegen and needs triton, which "
+              "torch's CPU wheels do not install: python -m pip install triton (the version your torch's CUDA "
+              "build requires, e.g. 3.8.0 for torch 2.14)", file=sys.stderr)
+        return 2
     if device == "cuda" and not torch.cuda.is_available():
         print("inductor_fix check: --device cuda, but torch sees no CUDA device", file=sys.stderr)
         return 2
@@ -233,6 +239,10 @@ def run_check(
     text, exit_status = verdict(cases)
     print()
     print(text)
+    if exit_status == 1:
+        from ..cli import _please_report
+
+        print(_wrapped(_please_report("check --json FILE's file and the output of inductor-fix status --json")))
     if json_path:
         with open(json_path, "w") as handle:
             json.dump(
