@@ -5,7 +5,7 @@ for real on a GPU.
 
 from __future__ import annotations
 
-from helpers import TORCH_RELEASE, affected, requires_cuda
+from helpers import TORCH_RELEASE, affected, fresh_cache, requires_cuda
 
 import inductor_fix
 import torch
@@ -13,6 +13,9 @@ from inductor_fix.patches.benchmark_realign import input_names, plan_realignment
 from inductor_fix.check.harness import flex_lowering_on_triton, triton_cpu_harness
 from inductor_fix.check.workloads import FLEX, FLEX_ORDER, run_sequence
 from torch._dynamo.utils import counters
+from torch._inductor.utils import run_and_get_code
+from torch.nn.attention.flex_attention import flex_attention
+from torch.testing import FileCheck
 from torch._inductor.test_case import TestCase, run_tests
 from torch.testing._internal.common_utils import instantiate_parametrized_tests, parametrize
 
@@ -98,6 +101,50 @@ class TestFlexCPU(TestCase):
         if affected("flex"):
             self.assertGreater(counters["inductor_fix"]["realigned"], 0)
         self.assertEqual(counters["inductor_fix"]["excluded_at_benchmark"], 0)
+
+
+class TestGatheredBiasKernel(TestCase):
+    """PyTorch-style: the compiled function written here, its generated code checked. The
+    forward kernel reads the inlined gather's two sources (``index``, ``table``) as two
+    pointers where the lowering's autotuning list holds one ``bias``."""
+
+    @staticmethod
+    def attend(q, k, v, table, index):
+        bias = table[index]  # computed in the graph
+        return flex_attention(q, k, v, score_mod=lambda score, b, h, i, j: score + bias[i, j, h])
+
+    def _compile(self) -> str:
+        generator = torch.Generator().manual_seed(0)
+        q, k, v = (torch.randn(2, 2, 256, 32, generator=generator) for _ in range(3))
+        position = torch.arange(256)
+        index, table = position[:, None] - position[None, :] + 255, torch.randn(511, 2, generator=generator)
+        with fresh_cache(), triton_cpu_harness(fx_graph_cache=False):
+            _, code = run_and_get_code(torch.compile(self.attend, mode="max-autotune-no-cudagraphs"),
+                                       q, k, v, table, index)
+        return "\n".join(code)
+
+    def setUp(self) -> None:
+        super().setUp()
+        if not flex_lowering_on_triton():
+            self.skipTest(f"the harness cannot route flex to Triton on torch {TORCH_RELEASE}")
+
+    def test_kernel_takes_the_captured_buffers(self) -> None:
+        counters.clear()
+        with inductor_fix.applied():
+            code = self._compile()
+        FileCheck().check_regex(r"def triton_tem_\w*flex_attention\w*\(arg_Q, arg_K, arg_V, .*"
+                                r"in_ptr\d+, in_ptr\d+, out_ptr0\)").run(code)
+        if affected("flex"):
+            self.assertGreater(counters["inductor_fix"]["realigned"], 0)
+
+    def test_stock_crashes(self) -> None:
+        """Negative control: the same compile with the fix removed."""
+        with inductor_fix.removed():
+            if not affected("flex"):
+                self.assertIn("def triton_tem_", self._compile(), f"torch {TORCH_RELEASE} is not affected")
+                return
+            with self.assertRaisesRegex(Exception, SHORT_LAUNCH):
+                self._compile()
 
 
 @requires_cuda
