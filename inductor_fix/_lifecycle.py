@@ -191,8 +191,12 @@ class Lifecycle:
                               "(call remove() again once it is gone)")
                     log.warning("%s", reason)
                     self._states[patch.name] = (State.REMOVED, reason)
-                elif self._states[patch.name][0] != State.DISABLED:  # keep saying why nothing was applied
+                elif self._states[patch.name][0] == State.APPLIED:
                     self._states[patch.name] = (State.REMOVED, "inductor_fix.remove() restored the originals")
+                elif self._states[patch.name][0] not in (State.DISABLED, State.REMOVED):  # keep saying why
+                    state, reason = self._states[patch.name]
+                    self._states[patch.name] = (State.REMOVED, f"inductor_fix.remove(); it had wrapped nothing "
+                                                f"({state}: {reason})")
             self._decided.clear()
             return self.status()
 

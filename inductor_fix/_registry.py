@@ -24,15 +24,13 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
+from .patches.base import function_of
+
 __all__ = ["MARKER", "Entry", "Registry"]
 
 #: Set on every object this package installs, so it is recognised even when a
 #: second copy of the package (or a reload) looks at it.
 MARKER = "__inductor_fix_patch__"
-
-
-def function_of(member: Any) -> Any:
-    return member.__func__ if isinstance(member, (classmethod, staticmethod)) else member
 
 
 class Entry:

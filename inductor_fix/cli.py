@@ -218,7 +218,8 @@ def _main(argv: list[str] | None) -> int:
     check.add_argument(
         "--ops", type=_ops, default=",".join(DEFAULT_OPS),
         help=f"comma-separated, from {', '.join(OPS)} (bmm_t: bmm of x and x transposed; flex, flex_decoding: "
-        "FlexAttention with a gathered bias, pytorch/pytorch#194515) (default: %(default)s)",
+        "FlexAttention with a gathered bias, pytorch/pytorch#194515; flex_backward: a training step of it under "
+        "selective activation checkpointing) (default: %(default)s)",
     )
     check.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     check.add_argument(

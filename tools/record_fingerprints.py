@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Print (or --write) each patch module's FINGERPRINTS table from torch wheels.
+"""Print (or --write) each patch module's FINGERPRINTS table, with the given wheels' releases
+(re)measured and every other recorded release kept.
 
 Reads ``torch/_inductor/select_algorithm.py`` straight out of each wheel (no
 install, no import), finds every method a patch wraps with ``ast`` and fingerprints
@@ -97,10 +98,28 @@ def compare(wheels: list[Path], against: str) -> int:
     return 1 if moved else 0
 
 
+def format_table(table: dict[str, dict[str, str]]) -> str:
+    """The ``FINGERPRINTS = {...}`` block of a patch module, releases in order, a line per target."""
+    lines = ["FINGERPRINTS = {"]
+    for release in sorted(table, key=_release_key):
+        if table[release]:
+            lines += [f'    "{release}": {{', *(f'        "{t}": "{fp}",' for t, fp in table[release].items()), "    },"]
+    return "\n".join([*lines, "}"]) + "\n"
+
+
+def write_table(path: Path, block: str) -> None:
+    """Replace the ``FINGERPRINTS = {...}`` block of the module at ``path`` by ``block``."""
+    text = path.read_text()
+    start = text.index("FINGERPRINTS = {")
+    end = text.index("\n}\n", start) + 3
+    path.write_text(text[:start] + block + text[end:])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("wheels", nargs="+", type=Path)
-    parser.add_argument("--write", action="store_true", help="replace each patch module's FINGERPRINTS table")
+    parser.add_argument("--write", action="store_true",
+                        help="record the wheels' releases in each patch module's FINGERPRINTS (others are kept)")
     parser.add_argument("--compare", action="store_true", help="compare with --against instead of printing the table")
     parser.add_argument("--against", choices=sorted(RECORDED, key=_release_key), default=max(RECORDED, key=_release_key),
                         help="recorded release to compare with (default: %(default)s)")
@@ -109,22 +128,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--compare and --write do not go together")
     if args.compare:
         return compare(args.wheels, args.against)
-    tables = {release_from_wheel(wheel): wheel_sources(wheel)
-              for wheel in sorted(args.wheels, key=lambda p: _release_key(release_from_wheel(p)))}
+    measured = {release_from_wheel(wheel): wheel_sources(wheel) for wheel in args.wheels}
     for patch in PATCHES:
-        lines = ["FINGERPRINTS = {"]
-        for release, sources in tables.items():
-            entries = ", ".join(f'"{t}": "{fingerprint(sources[t])}"' for t in patch.targets if t in sources)
-            if entries:
-                lines.append(f'    "{release}": {{{entries}}},')
-        table = "\n".join([*lines, "}"]) + "\n"
-        print(f"# inductor_fix/patches/{patch.module}.py\n{table}")
+        # The releases given are measured again; every other recorded release is kept.
+        table = {release: dict(targets) for release, targets in patch.fingerprints.items()}
+        for release, sources in measured.items():
+            table[release] = {t: fingerprint(sources[t]) for t in patch.targets if t in sources}
+        text = format_table(table)
+        print(f"# inductor_fix/patches/{patch.module}.py\n{text}")
         if args.write:
-            path = MODULES / f"{patch.module}.py"
-            text = path.read_text()
-            start = text.index("FINGERPRINTS = {")
-            end = text.index("\n}\n", start) + 3
-            path.write_text(text[:start] + table + text[end:])
+            write_table(MODULES / f"{patch.module}.py", text)
     return 0
 
 

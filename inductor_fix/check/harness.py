@@ -82,7 +82,7 @@ import types
 from typing import Any, Callable, Iterator
 from unittest import mock
 
-from ..patches.arity_guard import GRID_VALUES  # one definition of the launch's trailing grid arguments
+from ..patches.base import GRID_VALUES  # one definition of the launch's trailing grid arguments
 
 __all__ = ["ArityOracle", "HARNESS_CONFIG", "STAND_IN_CAPABILITY", "STAND_IN_SMS", "Launch", "flex_backward_on_triton",
            "flex_lowering_on_triton", "triton_cpu_harness", "triton_flex_lowering", "validate_device_allowing_cpu_grad"]

@@ -6,8 +6,10 @@ affected releases, its diff in ``patches/``, when to delete it), how it decides
 whether this torch needs it, what it wraps, and the fix itself. Status, ``check``,
 the tools and the tests read names, ranges and diffs from these entries.
 
-To retire a patch: delete its module, its diff in ``patches/`` and its tests in
-``test/<module>/``, and its name from the import and :data:`PATCHES` below.
+To retire a patch: delete its module, its diff in ``patches/``, its tests in
+``test/<module>/``, its benchmark ``tools/bench_lib/<module>.py`` with its results
+``docs/bench/<module>*.json``, and its name from the import and :data:`PATCHES` below;
+then the docs' lines about it (README, CHANGELOG, docs/).
 """
 
 from __future__ import annotations

@@ -29,8 +29,8 @@ cache and it says not-needed):
    if every choice is timed ``inf`` so, ``NoValidChoicesError`` says why.
 
 No upstream equivalent as of 2.15.0 (``patches/0002-*`` proposes one). Delete this
-module, ``patches/0002-*`` and ``test/arity_guard/`` when upstream checks a
-choice's arity against its benchmark arguments.
+module, ``patches/0002-*``, ``test/arity_guard/`` and ``tools/bench_lib/arity_guard.py``
+when the oldest supported torch checks a choice's arity against its benchmark arguments.
 """
 
 from __future__ import annotations
@@ -44,18 +44,15 @@ from types import ModuleType
 from typing import Any, Callable, NamedTuple
 
 from .._activity import Activity
-from .base import Patch, Unsupported, require_class, require_codegen_cache, require_function, require_parameters
+from .base import GRID_VALUES, Patch, Unsupported, kernel_parameters, require_class, tensor_metas, require_codegen_cache, require_function, require_parameters
 
-__all__ = ["ArityMismatch", "GRID_VALUES", "PATCH", "arity_mismatch", "benchmark_argument_count", "kernel_parameters",
-           "tensor_metas"]
+__all__ = ["ArityMismatch", "PATCH", "arity_mismatch", "benchmark_argument_count"]
 
 log = logging.getLogger(__name__)
 
 #: What this patch did in this process: ``regenerated``, ``excluded``, ``excluded_at_benchmark``.
 ACTIVITY = Activity()
 
-#: Triton launches take the grid as three trailing positional values.
-GRID_VALUES = 3
 
 _excluded_since_selection = threading.local()
 _excluded_at_benchmark = threading.local()
@@ -97,12 +94,6 @@ def _describe_tensor(role: str, meta: Any) -> str:
     return f"{role} {sizes} {dtype}"
 
 
-def tensor_metas(meta: Any) -> list[Any]:
-    """A benchmark request's ``input_tensor_meta``/``output_tensor_meta`` as a list
-    (each is one ``TensorMeta`` or a list of them)."""
-    return list(meta) if isinstance(meta, (list, tuple)) else [meta]
-
-
 def benchmark_argument_count(bmreq: Any, inputs: int | None = None) -> int:
     """How many positional arguments ``TritonBenchmarkRequest.make_run_fn`` passes
     before the grid: ``*input_tensors, out, *extra_args[:-3]``; ``inputs`` input tensors
@@ -122,17 +113,6 @@ def benchmark_arguments(bmreq: Any, inputs: list[Any] | None = None, outputs: li
         *(_describe_tensor("output", m) for m in outputs),
         *(f"size {value!r}" for value in extra),
     )
-
-
-def kernel_parameters(bmreq: Any) -> tuple[str, ...]:
-    """Parameter names of the kernel ``bmreq`` will load (PyCodeCache returns the
-    module ``generate_and_load`` already loaded)."""
-    from torch._inductor.codecache import PyCodeCache
-
-    module = PyCodeCache.load_by_key_path(bmreq.module_cache_key, bmreq.module_path)
-    function = getattr(module, bmreq.kernel_name).fn  # a triton JITFunction
-    names = getattr(function, "arg_names", None)  # 100x cheaper than inspect.signature
-    return tuple(names) if names is not None else tuple(inspect.signature(function.fn).parameters)
 
 
 def arity_mismatch(template_name: str, choice: Any) -> ArityMismatch | None:
@@ -297,23 +277,50 @@ def _benchmark_choice(original: classmethod, module: ModuleType) -> classmethod:
 
 #: Written by tools/record_fingerprints.py --write.
 FINGERPRINTS = {
-    "2.7.1": {"TritonTemplate.generate": "1b004b1774c6e260", "AlgorithmSelectorCache.__call__": "127d0da000aae13a"},
-    "2.8.0": {"TritonTemplate.generate": "2cae7b880c44afb0", "AlgorithmSelectorCache.__call__": "00a69592a8475baa",
-              "AlgorithmSelectorCache.benchmark_choice": "d3e388246ea845f7"},
-    "2.9.1": {"TritonTemplate.generate": "e4238e2055f5cc0a", "AlgorithmSelectorCache.__call__": "0afa3df746f01403",
-              "AlgorithmSelectorCache.benchmark_choice": "ae85b4e3b7166aae"},
-    "2.10.0": {"TritonTemplate.generate": "3011e492fa28288f", "AlgorithmSelectorCache.__call__": "c3c7c7599f5116bd",
-               "AlgorithmSelectorCache.benchmark_choice": "4b968e100498eecf"},
-    "2.11.0": {"TritonTemplate.generate": "5360dac580d1200c", "AlgorithmSelectorCache.__call__": "9d07df572dfc3201",
-               "AlgorithmSelectorCache.benchmark_choice": "4b968e100498eecf"},
-    "2.12.0": {"TritonTemplate.generate": "eaedda2ba0b68d4c", "AlgorithmSelectorCache.__call__": "16ebe6c09910da2f",
-               "AlgorithmSelectorCache.benchmark_choice": "4b968e100498eecf"},
-    "2.13.0": {"TritonTemplate.generate": "51bb1ab73b5055fa", "AlgorithmSelectorCache.__call__": "16ebe6c09910da2f",
-               "AlgorithmSelectorCache.benchmark_choice": "222149c055cb23ff"},
-    "2.14.1": {"TritonTemplate.generate": "dc98fd8927465c63", "AlgorithmSelectorCache.__call__": "24e0e08ee1c18e4a",
-               "AlgorithmSelectorCache.benchmark_choice": "222149c055cb23ff"},
-    "2.15.0": {"TritonTemplate.generate": "dc98fd8927465c63", "AlgorithmSelectorCache.__call__": "51d116f0db14a988",
-               "AlgorithmSelectorCache.benchmark_choice": "49b776e8964da36c"},
+    "2.7.1": {
+        "TritonTemplate.generate": "1b004b1774c6e260",
+        "AlgorithmSelectorCache.__call__": "127d0da000aae13a",
+    },
+    "2.8.0": {
+        "TritonTemplate.generate": "2cae7b880c44afb0",
+        "AlgorithmSelectorCache.__call__": "00a69592a8475baa",
+        "AlgorithmSelectorCache.benchmark_choice": "d3e388246ea845f7",
+    },
+    "2.9.1": {
+        "TritonTemplate.generate": "e4238e2055f5cc0a",
+        "AlgorithmSelectorCache.__call__": "0afa3df746f01403",
+        "AlgorithmSelectorCache.benchmark_choice": "ae85b4e3b7166aae",
+    },
+    "2.10.0": {
+        "TritonTemplate.generate": "3011e492fa28288f",
+        "AlgorithmSelectorCache.__call__": "c3c7c7599f5116bd",
+        "AlgorithmSelectorCache.benchmark_choice": "4b968e100498eecf",
+    },
+    "2.11.0": {
+        "TritonTemplate.generate": "5360dac580d1200c",
+        "AlgorithmSelectorCache.__call__": "9d07df572dfc3201",
+        "AlgorithmSelectorCache.benchmark_choice": "4b968e100498eecf",
+    },
+    "2.12.0": {
+        "TritonTemplate.generate": "eaedda2ba0b68d4c",
+        "AlgorithmSelectorCache.__call__": "16ebe6c09910da2f",
+        "AlgorithmSelectorCache.benchmark_choice": "4b968e100498eecf",
+    },
+    "2.13.0": {
+        "TritonTemplate.generate": "51bb1ab73b5055fa",
+        "AlgorithmSelectorCache.__call__": "16ebe6c09910da2f",
+        "AlgorithmSelectorCache.benchmark_choice": "222149c055cb23ff",
+    },
+    "2.14.1": {
+        "TritonTemplate.generate": "dc98fd8927465c63",
+        "AlgorithmSelectorCache.__call__": "24e0e08ee1c18e4a",
+        "AlgorithmSelectorCache.benchmark_choice": "222149c055cb23ff",
+    },
+    "2.15.0": {
+        "TritonTemplate.generate": "dc98fd8927465c63",
+        "AlgorithmSelectorCache.__call__": "51d116f0db14a988",
+        "AlgorithmSelectorCache.benchmark_choice": "49b776e8964da36c",
+    },
 }
 
 PATCH = Patch(
@@ -327,7 +334,8 @@ PATCH = Patch(
     effect="template choices whose kernel arity mismatches are regenerated, or excluded before any launch",
     upstream="safety net for the kind of pytorch/pytorch#188069 and #194515 (no upstream equivalent)",
     affected=">=2.8.0",  # where the other two patches' bugs are and it can act (no cache before 2.8)
-    delete_when="upstream checks a choice's arity against its benchmark arguments (not as of 2.15.0)",
+    delete_when="the oldest supported torch checks a choice's arity against its benchmark arguments (none does "
+                "as of 2.15.0)",
     diff="0002-inductor-check-template-kernel-arity-before-autotuning.patch",
     fingerprints=FINGERPRINTS,
     activity=ACTIVITY,

@@ -25,17 +25,20 @@ from .._versions import release_of
 
 __all__ = [
     "CODEGEN_CACHE_ADDED",
+    "GRID_VALUES",
     "MODULE",
     "NotNeeded",
     "Patch",
     "Unsupported",
     "fingerprint",
     "function_of",
+    "kernel_parameters",
     "require_class",
     "require_codegen_cache",
     "require_function",
     "require_parameters",
     "split_target",
+    "tensor_metas",
 ]
 
 MODULE = "torch._inductor.select_algorithm"
@@ -111,7 +114,10 @@ class Patch(NamedTuple):
 
     def check_fingerprints(self, module: ModuleType, torch_version: str) -> None:
         """Raise Unsupported if a function this patch wraps differs from the source
-        recorded for this torch release; releases with no record pass."""
+        recorded for this torch release; releases with no record pass, and so do
+        pre-release builds (``2.15.0.dev...``: not the released source of 2.15.0)."""
+        if _is_prerelease(torch_version):
+            return
         recorded = self.fingerprints.get(str(release_of(torch_version)), {})
         for target, expected in recorded.items():
             owner_name, attribute = split_target(target)
@@ -122,6 +128,15 @@ class Patch(NamedTuple):
             if actual != expected:
                 raise Unsupported(f"{target} differs from torch {release_of(torch_version)}'s released source "
                                   f"(fingerprint {actual}, recorded {expected})")
+
+
+def _is_prerelease(torch_version: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(torch_version).is_prerelease
+    except InvalidVersion:
+        return False
 
 
 def _in(specifier: str, torch_version: str) -> bool:
@@ -163,7 +178,8 @@ def require_function(module: ModuleType, target: str, kind: type | None = None) 
     if kind is not None and not isinstance(member, kind):
         raise Unsupported(f"{target} is not a {kind.__name__} in this torch")
     if not inspect.isfunction(function_of(member)):
-        raise Unsupported(f"{target} is not a plain function in this torch")
+        raise Unsupported(f"{target} is not a plain function (this torch's internals, or another library's "
+                          "wrapper this package does not recognise)")
     return function_of(member)
 
 
@@ -188,3 +204,26 @@ def require_codegen_cache(module: ModuleType) -> None:
     """NotNeeded on a torch without the Triton template codegen cache (up to 2.7)."""
     if not hasattr(module, "GeneratedCodeCache"):
         raise NotNeeded(f"this torch has no Triton template codegen cache (added in {CODEGEN_CACHE_ADDED})")
+
+
+# --- benchmark requests: facts shared by the arity guard, check's CPU harness and the tests ----
+
+#: Triton launches take the grid as three trailing positional values.
+GRID_VALUES = 3
+
+
+def tensor_metas(meta: Any) -> list[Any]:
+    """A benchmark request's ``input_tensor_meta``/``output_tensor_meta`` as a list
+    (each is one ``TensorMeta`` or a list of them)."""
+    return list(meta) if isinstance(meta, (list, tuple)) else [meta]
+
+
+def kernel_parameters(bmreq: Any) -> tuple[str, ...]:
+    """Parameter names of the kernel ``bmreq`` will load (PyCodeCache returns the
+    module ``generate_and_load`` already loaded)."""
+    from torch._inductor.codecache import PyCodeCache
+
+    module = PyCodeCache.load_by_key_path(bmreq.module_cache_key, bmreq.module_path)
+    function = getattr(module, bmreq.kernel_name).fn  # a triton JITFunction
+    names = getattr(function, "arg_names", None)  # 100x cheaper than inspect.signature
+    return tuple(names) if names is not None else tuple(inspect.signature(function.fn).parameters)

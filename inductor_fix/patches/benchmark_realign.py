@@ -46,9 +46,10 @@ It also wraps ``AlgorithmSelectorCache.__call__`` (:func:`realized_selection`): 
 graph (selective activation checkpointing) to selection unrealized, which crashes
 before any benchmark; it is realized first, as 2.14's lowering does.
 
-Delete this module, ``patches/0003-*`` and ``test/benchmark_realign/`` once every
-template lowering passes its kernel's inputs to selection (flex backward still
-passes a hand-built list in 2.15.0).
+Delete this module, ``patches/0003-*``, ``test/benchmark_realign/`` and
+``tools/bench_lib/benchmark_realign.py`` once, in the oldest supported torch, every
+template lowering passes its kernel's inputs to selection (flex backward still passes
+a hand-built list in 2.15.0).
 """
 
 from __future__ import annotations
@@ -267,14 +268,38 @@ def _selection(original: Any, module: ModuleType) -> Any:
 
 #: Written by tools/record_fingerprints.py --write.
 FINGERPRINTS = {
-    "2.8.0": {TARGET: "447b9d4cc187ce79", SELECTION: "00a69592a8475baa"},
-    "2.9.1": {TARGET: "90b73b3dfa550d60", SELECTION: "0afa3df746f01403"},
-    "2.10.0": {TARGET: "eebb15392d63f187", SELECTION: "c3c7c7599f5116bd"},
-    "2.11.0": {TARGET: "eebb15392d63f187", SELECTION: "9d07df572dfc3201"},
-    "2.12.0": {TARGET: "22f99c763f0cb0be", SELECTION: "16ebe6c09910da2f"},
-    "2.13.0": {TARGET: "22f99c763f0cb0be", SELECTION: "16ebe6c09910da2f"},
-    "2.14.1": {TARGET: "22f99c763f0cb0be", SELECTION: "24e0e08ee1c18e4a"},
-    "2.15.0": {TARGET: "22f99c763f0cb0be", SELECTION: "51d116f0db14a988"},
+    "2.8.0": {
+        "AlgorithmSelectorCache.benchmark_in_current_process": "447b9d4cc187ce79",
+        "AlgorithmSelectorCache.__call__": "00a69592a8475baa",
+    },
+    "2.9.1": {
+        "AlgorithmSelectorCache.benchmark_in_current_process": "90b73b3dfa550d60",
+        "AlgorithmSelectorCache.__call__": "0afa3df746f01403",
+    },
+    "2.10.0": {
+        "AlgorithmSelectorCache.benchmark_in_current_process": "eebb15392d63f187",
+        "AlgorithmSelectorCache.__call__": "c3c7c7599f5116bd",
+    },
+    "2.11.0": {
+        "AlgorithmSelectorCache.benchmark_in_current_process": "eebb15392d63f187",
+        "AlgorithmSelectorCache.__call__": "9d07df572dfc3201",
+    },
+    "2.12.0": {
+        "AlgorithmSelectorCache.benchmark_in_current_process": "22f99c763f0cb0be",
+        "AlgorithmSelectorCache.__call__": "16ebe6c09910da2f",
+    },
+    "2.13.0": {
+        "AlgorithmSelectorCache.benchmark_in_current_process": "22f99c763f0cb0be",
+        "AlgorithmSelectorCache.__call__": "16ebe6c09910da2f",
+    },
+    "2.14.1": {
+        "AlgorithmSelectorCache.benchmark_in_current_process": "22f99c763f0cb0be",
+        "AlgorithmSelectorCache.__call__": "24e0e08ee1c18e4a",
+    },
+    "2.15.0": {
+        "AlgorithmSelectorCache.benchmark_in_current_process": "22f99c763f0cb0be",
+        "AlgorithmSelectorCache.__call__": "51d116f0db14a988",
+    },
 }
 
 PATCH = Patch(
@@ -288,7 +313,8 @@ PATCH = Patch(
     affected=">=2.7.0",
     # Up to 2.7 benchmark_in_current_process is a closure inside make_benchmark_fn: nothing to wrap.
     supported=">=2.8.0",
-    delete_when="every template lowering passes its kernel's inputs to selection (flex backward does not in 2.15.0)",
+    delete_when="in the oldest supported torch every template lowering passes its kernel's inputs to selection "
+                "(flex backward does not in 2.15.0)",
     diff="0003-inductor-benchmark-template-choices-with-their-kernel-inputs.patch",
     # 2.15.0 passes flex forward and decoding their kernels' inputs (PR #194555); the backward
     # lowering still builds its list by hand, and selective checkpointing crashes it there.

@@ -1,6 +1,6 @@
 """The arity guard, under forced faults, on the CPU harness (and for real on a GPU).
 
-The faults (test/faults.py) work on every release, 2.15.0
+The faults (``faults.py`` beside this file) work on every release, 2.15.0
 included, so these tests do not depend on the torch under test having the bug.
 """
 
