@@ -183,7 +183,8 @@ def _main(argv: list[str] | None) -> int:
         "ranks, multiprocessing children, Inductor's compile and autotune workers), through a "
         "sitecustomize put first on PYTHONPATH; an existing sitecustomize still runs. Installed files are "
         "not edited. INDUCTOR_FIX_DISABLE still applies in every process. Exit status: CMD's; 127 if CMD "
-        "is not found, 126 if it cannot be executed.",
+        "is not found, 126 if it cannot be executed, 2 if there is no CMD or --report FILE cannot be appended to "
+        "(FILE is created empty; a job in which no process loaded Inductor leaves it empty).",
         usage=f"{program} run [--report FILE] -- CMD [ARGS ...]",
     )
     run.add_argument("--report", metavar="FILE",

@@ -205,9 +205,9 @@ def _advice(summary: Summary, entries: list[dict[str, Any]]) -> str:
     if not entries:
         return "no process of the job loaded Inductor: nothing to judge (was anything compiled?)"
     if summary["needed"] is None and summary["processes_with_fix_on"]:
-        return ("no process benchmarked an autotuning choice (every compile came from Inductor's caches), so "
-                "nothing could have crashed: run the job once with an empty TORCHINDUCTOR_CACHE_DIR to learn "
-                "whether a cold compile needs the fix")
+        return ("no process benchmarked an autotuning choice (nothing was compiled with max-autotune, or every "
+                "compile came from Inductor's caches), so nothing could have crashed: run the job once with an empty "
+                "TORCHINDUCTOR_CACHE_DIR to learn whether a cold compile needs the fix")
     if summary["needed"] is None:
         off = sorted({str(e.get("disable")) for e in entries if e.get("disable")})
         why = f" (INDUCTOR_FIX_DISABLE={', '.join(off)})" if off else ""

@@ -50,6 +50,8 @@ WRONG_OUTPUT = "Generated code cache results in wrong output"
 class CacheCheck:
     """What Inductor's codegen-cache check did while :func:`codegen_cache_check` was active."""
 
+    #: False on a torch without ``TritonTemplate.test_cache``: nothing was checked.
+    available: bool = True
     hits: int = 0  # generate_and_load calls served from the codegen cache
     checks: int = 0  # of those, how many Inductor regenerated in maybe_test_cache
     passed: int = 0
@@ -76,9 +78,15 @@ def codegen_cache_check() -> Iterator[CacheCheck]:
     """``TritonTemplate.test_cache = True`` for the block; yields the :class:`CacheCheck` tally.
 
     Wraps whatever ``generate_and_load`` and ``render`` are installed at entry (enter it
-    after ``inductor_fix.applied()`` / ``removed()``); restores everything on exit.
+    after ``inductor_fix.applied()`` / ``removed()``); restores everything on exit. On a
+    torch without the check (up to 2.7: no ``test_cache``) it yields a tally with
+    ``available`` False and changes nothing.
     """
     from torch._inductor import select_algorithm
+
+    if not hasattr(select_algorithm.TritonTemplate, "test_cache"):
+        yield CacheCheck(available=False)
+        return
 
     if sys.flags.optimize:  # up to 2.13 the comparison is an assert statement, which -O strips
         raise RuntimeError("Inductor's codegen-cache check cannot be trusted under python -O")

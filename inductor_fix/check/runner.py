@@ -57,7 +57,7 @@ MODES = ("stock", "patched")
 HARNESS_NOTE = (
     "CPU-only machine: Triton-on-CPU harness. Inductor's real template codegen, codegen cache and "
     "benchmark-request code run; kernel launches are replaced by an arity oracle that raises the "
-    "TypeError a real launcher would (inductor_fix/check/harness.py says which seams it replaces). "
+    "TypeError a real launcher would (CONTRIBUTING.md, 'The CPU harness', says which seams it replaces). "
     "FlexAttention reaches its Triton forward, decoding and backward templates through three more "
     "seams (the lowering's CPU dispatch and the API's CPU-backward refusal removed, a stand-in GPU's "
     "SM count). It shows whether arguments fit kernels, not whether outputs are right."
