@@ -45,9 +45,9 @@ CPU driver, so this harness replaces exactly six seams, and nothing else:
    other device checks stay). It is a check only: it returns nothing and touches
    no tensor, so the traced graph, the partition into forward and backward, every
    lowering's inputs and every benchmark's arguments are the release's own. Up to
-   2.10 there is no such statement (the refusal lived in ``lower_cpu``, which
-   seam 4 already bypasses) and nothing is swapped (:func:`flex_backward_on_triton`
-   says whether a CPU backward can be traced).
+   2.10 there is no such statement, and a CPU backward reaches no lowering at all
+   (seen on 2.7.1 and 2.8.0): no flex backward under the harness there
+   (:func:`flex_backward_on_triton` says whether one runs).
 
    One CPU rule is left as the release has it: ``_apply_kernel_options`` (same
    module, 2.8-2.15) sets ``OUTPUT_LOGSUMEXP=False`` for CPU inputs, so in training
@@ -220,23 +220,11 @@ def validate_device_allowing_cpu_grad() -> Callable[..., Any] | None:
 def flex_backward_on_triton() -> bool:
     """Whether a FlexAttention backward on CPU reaches its Triton template under the harness:
     the forward lowering is re-registrable (seam 4), and the public API either has no CPU
-    backward refusal or the harness can take it out (seam 6). Not up to 2.7: there the
-    backward graph's ``flex_attention_backward`` finds no lowering on CPU (seen on 2.7.1:
-    ``AssertionError: flex_attention_backward is not an OpOverload``), a limit of the
-    harness, not the bug."""
-    import torch
-    from packaging.version import Version
-
-    if not flex_lowering_on_triton() or Version(Version(torch.__version__).base_version) < Version("2.8"):
-        return False
-    if validate_device_allowing_cpu_grad() is not None:
-        return True
-    module = importlib.import_module("torch.nn.attention.flex_attention")
-    try:
-        source = inspect.getsource(inspect.unwrap(module._validate_device))
-    except (AttributeError, OSError, TypeError):
-        return False
-    return "requires_grad" not in source  # 2.8-2.10: no refusal to take out
+    backward refusal the harness takes out (seam 6, 2.11+). Up to 2.10, where the API has no
+    such refusal, the backward graph's ``flex_attention_backward`` finds no lowering on CPU
+    (seen on 2.7.1 and 2.8.0: ``AssertionError: flex_attention_backward is not an
+    OpOverload``): a limit of the harness, not the bug, so no CPU backward there."""
+    return flex_lowering_on_triton() and validate_device_allowing_cpu_grad() is not None
 
 
 def _flex_module(name: str) -> types.ModuleType | None:

@@ -7,7 +7,9 @@ The suites come from the patch table: every patch's property files,
 diff in ``patches/`` applied to the installed torch, ``INDUCTOR_FIX_DISABLE=1``). A file
 with a ``TestCodegenCacheCheck`` class (Inductor's own codegen-cache check,
 ``TritonTemplate.test_cache``) gives a second suite, ``<name>.test_cache``, run stock
-and patched; the first suite leaves that class out.
+and patched; the first suite leaves that class out. The negative controls
+(``*NegativeControl`` classes, ``test_stock_fails*``) are left out of every phase: they
+run stock inside any mode, and each phase's own mode is the question it answers.
 
 Each file may say where its stock run fails and its patched and diff-applied runs pass
 there, as module constants read here without importing it (``STOCK_FAILS``,
@@ -33,6 +35,7 @@ PASS, FAIL, ERROR, NOT_APPLICABLE = "PASS", "FAIL", "ERROR", "n/a"
 #: Outcomes a rerun keeps (an ERROR may be transient, so it runs again).
 CONCLUSIVE = (PASS, FAIL, NOT_APPLICABLE)
 CODEGEN_CACHE_CHECK = "TestCodegenCacheCheck"
+NEGATIVE_CONTROL = "NegativeControl"
 
 
 class Suite(NamedTuple):
@@ -80,12 +83,14 @@ def discover(project: Path = PROJECT) -> dict[str, Suite]:
             variants = dict(constants.get("VARIANTS", {}))
             relative = str(path.relative_to(project))
             has_check = CODEGEN_CACHE_CHECK in _classes(path)
-            select = ("-k", f"not {CODEGEN_CACHE_CHECK}") if has_check else ()
-            suites[name] = Suite(name, patch, (relative, *select), stock, patched, diff, variants,
+            # The negative controls run stock inside any phase; a phase's own mode is what it asks.
+            select = f"not {NEGATIVE_CONTROL}" + (f" and not {CODEGEN_CACHE_CHECK}" if has_check else "")
+            suites[name] = Suite(name, patch, (relative, "-k", select), stock, patched, diff, variants,
                                  ("stock", "patched", "diff"))
             if has_check:
-                suites[f"{name}.test_cache"] = Suite(f"{name}.test_cache", patch, (relative, "-k", CODEGEN_CACHE_CHECK),
-                                                     stock, patched, diff, variants, ("stock", "patched"))
+                suites[f"{name}.test_cache"] = Suite(
+                    f"{name}.test_cache", patch, (relative, "-k", f"{CODEGEN_CACHE_CHECK} and not stock_fails"),
+                    stock, patched, diff, variants, ("stock", "patched"))
     return suites
 
 
