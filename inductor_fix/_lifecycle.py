@@ -42,7 +42,7 @@ log = logging.getLogger("inductor_fix")
 def disabled_patches(names: Sequence[str] | None = None, environ: Any = None) -> tuple[frozenset[str], list[str]]:
     """``(the patch names INDUCTOR_FIX_DISABLE turns off, the unknown names it holds)``.
 
-    ``1``/``true``/``yes``/``on``/``all``: every patch. A comma-separated list of
+    ``1``/``true``/``yes``/``on``/``all`` (also inside a list): every patch. A comma-separated list of
     patch names (``arity-guard,benchmark-realign``): those, and unknown names in it
     (a misspelling) are returned for the caller to warn about. Empty, ``0``,
     ``false``, ``no``, ``off``: none. ``names`` defaults to the patch table's.
@@ -52,9 +52,9 @@ def disabled_patches(names: Sequence[str] | None = None, environ: Any = None) ->
     value = environ.get(DISABLE_VARIABLE, "").strip().lower()
     if value in _NONE:
         return frozenset(), []
-    if value in _ALL:
+    requested = {part.strip() for part in value.split(",")} - set(_NONE)
+    if requested & set(_ALL):  # "1,arity-guard": the 1 wins, as a reader of it would expect
         return frozenset(known), []
-    requested = {part.strip() for part in value.split(",") if part.strip()}
     return frozenset(requested & known), sorted(requested - known)
 
 
@@ -176,7 +176,8 @@ class Lifecycle:
         ``wrapt`` wrapper), its wrapper is left in place and ours inside it passes every
         call through; the patch's reason and a log warning say so, and a later
         ``remove()`` restores the original once the slot holds ours again.
-        Idempotent and thread-safe; returns :meth:`status` (state ``removed``).
+        Idempotent and thread-safe; returns :meth:`status` (state ``removed``; a patch
+        that ``INDUCTOR_FIX_DISABLE`` turned off keeps saying ``disabled``, with its reason).
         """
         with self._lock:
             self._wanted = False
@@ -233,7 +234,12 @@ class Lifecycle:
             return self._wanted
 
     def _member(self, target: str) -> tuple[Any, str]:
-        owner_name, attribute = split_target(target)
+        if not isinstance(target, str):
+            raise KeyError(f"{target!r} is not a target name such as 'TritonTemplate.generate'")
+        try:
+            owner_name, attribute = split_target(target.removeprefix(f"{self.module_name}."))
+        except ValueError:
+            raise KeyError(f"{target!r} is not a target name such as 'TritonTemplate.generate'") from None
         module = sys.modules.get(self.module_name)
         owner = getattr(module, owner_name, None) if module is not None else None
         if owner is None:
@@ -242,8 +248,9 @@ class Lifecycle:
 
     def is_patched(self, target: str) -> bool:
         """Whether ``"Class.attribute"`` of ``torch._inductor.select_algorithm`` (e.g.
-        ``"TritonTemplate.generate"``) holds this package's active wrapper now. Never
-        imports Inductor: False while it is not loaded."""
+        ``"TritonTemplate.generate"``, or the full dotted name) holds this package's active
+        wrapper now. Never imports Inductor: False while it is not loaded, or for a name
+        that is not a target."""
         try:
             owner, attribute = self._member(target)
         except KeyError:
@@ -253,8 +260,9 @@ class Lifecycle:
             return entry is not None and entry.active and entry.in_slot()
 
     def original(self, target: str) -> Any:
-        """The stock object (function or classmethod) that ``"Class.attribute"`` had before
-        this package wrapped it. Raises KeyError if it is not wrapped now."""
+        """The stock object (function or classmethod) that ``"Class.attribute"`` (or the full
+        dotted name) had before this package wrapped it. Raises KeyError if it is not
+        wrapped now or is not a target name."""
         owner, attribute = self._member(target)
         with self._lock:
             newest, oldest = self._registry.newest(owner, attribute), self._registry.find(owner, attribute)

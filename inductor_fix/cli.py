@@ -86,7 +86,11 @@ def _ops(text: str) -> list[str]:
 
 def _positive(kind: type) -> Callable[[str], float]:
     def parse(text: str):
-        value = kind(text)
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a positive {'integer' if kind is int else 'number'}, "
+                                             f"got {text!r}") from None
         if not value > 0 or value == float("inf"):  # also rejects nan
             raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text}")
         return value

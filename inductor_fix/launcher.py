@@ -45,9 +45,16 @@ def environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
 
 def report_path(path: str) -> str:
     """``path`` made absolute (the command's processes may change directory), after checking
-    that it can be appended to (created empty if missing). Raises LaunchError (status 2)."""
+    that it is a regular file (or missing) that can be appended to; created empty if missing.
+    Raises LaunchError (status 2)."""
+    import stat
+
+    if not path:
+        raise LaunchError("--report needs a file name", 2)
     absolute = os.path.abspath(path)
     try:
+        if os.path.exists(absolute) and not stat.S_ISREG(os.stat(absolute).st_mode):
+            raise LaunchError(f"--report {path}: not a regular file (lines are appended to a file)", 2)
         descriptor = os.open(absolute, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     except OSError as error:
         raise LaunchError(f"--report {path}: cannot append to it: {error.strerror or error}", 2) from None
@@ -67,15 +74,17 @@ def run(command: Sequence[str], report: str | None = None) -> NoReturn | int:
     if not command:
         raise LaunchError("no command given: inductor-fix run -- CMD [ARGS ...]", 2)
     env = environment()
-    if report is not None:
-        from .report import VARIABLE
-
-        env[VARIABLE] = report_path(report)
     program = shutil.which(command[0], path=env.get("PATH"))
     if program is None:
         if os.sep in command[0] and os.path.exists(command[0]):  # a shell's 126, not "not found"
             raise LaunchError(f"cannot run {command[0]}: not an executable file", 126)
         raise LaunchError(f"command not found: {command[0]}")
+    from .report import VARIABLE
+
+    if report is not None:
+        env[VARIABLE] = report_path(report)
+    elif env.get(VARIABLE):  # set by the caller: absolute too, before any process changes directory
+        env[VARIABLE] = os.path.abspath(env[VARIABLE])
     sys.stdout.flush()
     sys.stderr.flush()
     try:

@@ -40,13 +40,18 @@ EXIT_STATUS = {
     2: "the file cannot be read (missing, not a file, not readable) or bad arguments",
 }
 _RANK_VARIABLES = ("RANK", "LOCAL_RANK", "WORLD_SIZE")
+_path: str | None = None  # resolved when installed: a process may chdir or drop the variable later
 _armed = False
+_written: int | None = None  # the pid whose line is written: a forked child writes its own
+_benchmarks_before = 0  # the parent's autotuning rounds a forked child inherited in its counters
 
 
 def install() -> None:
     """Arm the exit-time line once Inductor loads, if ``INDUCTOR_FIX_REPORT`` is set."""
+    global _path
     if not os.environ.get(VARIABLE):
         return
+    _path = os.path.abspath(os.environ[VARIABLE])
     from . import _hook
     from .patches import MODULE
 
@@ -58,13 +63,43 @@ def install() -> None:
 
 def _arm(_module: Any = None) -> None:
     global _armed
-    if _armed:
+    if _armed or _path is None:
         return
     _armed = True
     import atexit
 
-    path = os.path.abspath(os.environ[VARIABLE])  # resolved now: a process may chdir before it exits
-    atexit.register(_write, path)
+    atexit.register(_write, _path)
+    # A forked child (multiprocessing's fork start method, a DataLoader worker) starts with a
+    # copy of the parent's counts and leaves through os._exit, which skips atexit: it starts
+    # its own counts at zero and writes its line through multiprocessing's exit finalizers.
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_forked)
+    import multiprocessing.util
+
+    multiprocessing.util.register_after_fork(_FORK_TOKEN, _forked_by_multiprocessing)
+
+
+class _ForkToken:
+    """multiprocessing keeps its after-fork callbacks by weak reference to an object."""
+
+
+_FORK_TOKEN = _ForkToken()
+
+
+def _forked() -> None:
+    global _benchmarks_before
+    from .patches import PATCHES
+
+    for patch in PATCHES:
+        if patch.activity is not None:
+            patch.activity.clear()
+    _benchmarks_before = _counter("select_algorithm_autotune")
+
+
+def _forked_by_multiprocessing(_token: Any) -> None:
+    import multiprocessing.util
+
+    multiprocessing.util.Finalize(None, _write, args=(_path,), exitpriority=0)
 
 
 def line() -> dict[str, Any]:
@@ -87,7 +122,7 @@ def line() -> dict[str, Any]:
         "disable": os.environ.get("INDUCTOR_FIX_DISABLE") or None,
         "state": str(now.state),
         # Autotuning rounds that benchmarked choices here: the bugs can only strike in one.
-        "benchmarks": _counter("select_algorithm_autotune"),
+        "benchmarks": _counter("select_algorithm_autotune") - _benchmarks_before,
         "patches": [{"name": p.name, "state": str(p.state), "reason": p.reason, **activity()[p.name]}
                     for p in now.patches],
     }
@@ -99,11 +134,16 @@ def _counter(name: str) -> int:
 
 
 def _write(path: str) -> None:
+    global _written
+    if _written == os.getpid():  # atexit and multiprocessing's finalizer both ran
+        return
+    _written = os.getpid()
     try:
         import json
 
         data = (json.dumps(line(), separators=(",", ":"), default=str) + "\n").encode()
-        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        # O_NONBLOCK: a FIFO with no reader fails at once instead of hanging the exit.
+        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
         try:
             os.write(descriptor, data)
         finally:
@@ -125,15 +165,19 @@ class ReportError(Exception):
 
 def read(path: str) -> tuple[list[dict[str, Any]], list[str]]:
     """The usable lines of ``path`` and one message per kind of line skipped (torn or
-    garbled, another layout). Raises :class:`ReportError` if the file cannot be read."""
+    garbled, another layout). Raises :class:`ReportError` if the file cannot be read or
+    is not a regular file (a FIFO would block the reader)."""
+    import stat
+
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            kind = "a directory" if os.path.isdir(path) else "not a regular file"
+            raise ReportError(f"{path} is {kind}, not a report file")
         with open(path, encoding="utf-8", errors="replace") as handle:
             text = handle.read()
     except FileNotFoundError:
         raise ReportError(f"no such file: {path} (did the job run with inductor-fix run --report {path}, "
                           f"or {VARIABLE}={path}?)") from None
-    except IsADirectoryError:
-        raise ReportError(f"{path} is a directory, not a report file") from None
     except OSError as error:
         raise ReportError(f"cannot read {path}: {error.strerror or error}") from None
     import json
@@ -144,20 +188,36 @@ def read(path: str) -> tuple[list[dict[str, Any]], list[str]]:
             continue
         try:
             entry = json.loads(raw)
-            if not isinstance(entry, dict) or not isinstance(entry.get("patches"), list):
-                raise ValueError("not a report line")
         except ValueError:
             garbled += 1
             continue
-        if entry.get("format") != FORMAT:
-            key = f"layout {entry.get('format')!r} (inductor_fix {entry.get('inductor_fix', '?')})"
+        if isinstance(entry, dict) and type(entry.get("format")) is int and entry["format"] != FORMAT:
+            key = f"layout {entry['format']} (inductor_fix {entry.get('inductor_fix', '?')})"
             other[key] = other.get(key, 0) + 1
-            continue
-        usable.append(entry)
+        elif _well_formed(entry):
+            usable.append(entry)
+        else:
+            garbled += 1
     skipped = [f"skipped {garbled} torn or garbled line(s)"] if garbled else []
     skipped += [f"skipped {count} line(s) of report {key}; this inductor_fix reads layout {FORMAT}"
                 for key, count in other.items()]
     return usable, skipped
+
+
+def _well_formed(entry: Any) -> bool:
+    """Whether ``entry`` has the shape of a layout-:data:`FORMAT` line, all that the summary reads."""
+    def counts_ok(counts: Any) -> bool:
+        return isinstance(counts, dict) and all(type(v) is int for v in counts.values())
+
+    def patch_ok(patch: Any) -> bool:
+        return (isinstance(patch, dict) and isinstance(patch.get("name"), str) and isinstance(patch.get("state"), str)
+                and counts_ok(patch.get("counts", {}))
+                and isinstance(patch.get("details", []), list)
+                and all(isinstance(d, dict) for d in patch.get("details", [])))
+
+    return (isinstance(entry, dict) and type(entry.get("format")) is int and entry["format"] == FORMAT
+            and isinstance(entry.get("patches"), list) and all(patch_ok(p) for p in entry["patches"])
+            and type(entry.get("benchmarks", 0)) is int)
 
 
 class Summary(dict):
@@ -167,7 +227,8 @@ class Summary(dict):
 
 def _where(entry: dict[str, Any]) -> str:
     rank = f"rank {entry['rank']}" if "rank" in entry else "no rank"
-    return f"{rank}, pid {entry.get('pid')}"
+    host = f" on {entry['host']}" if entry.get("host") else ""
+    return f"{rank}, pid {entry.get('pid')}{host}"
 
 
 def summarize(entries: list[dict[str, Any]], notes: Iterable[str] = ()) -> Summary:
@@ -185,41 +246,52 @@ def summarize(entries: list[dict[str, Any]], notes: Iterable[str] = ()) -> Summa
                 if len(info["where"]) < 5:
                     info["where"].append({"process": _where(entry), "counts": counts,
                                           "details": (patch.get("details") or [])[:3]})
-    on = [e for e in entries if any(p["state"] in ("applied", "not-needed") for p in e["patches"])]
+    on = [e for e in entries if any(p["state"] in _ON for p in e["patches"])]
     acted = any(info["processes_acted"] for info in patches.values())
-    benchmarks = sum(int(e.get("benchmarks", 0)) for e in on)
+    benchmarks = sum(e.get("benchmarks", 0) for e in entries)
+    # "Not needed" is a claim about every patch: a process that benchmarked choices with a
+    # patch off (disabled, removed, unsupported) cannot tell what that patch would have done.
+    blind = [e for e in entries if e.get("benchmarks", 0) and not all(p["state"] in _ON for p in e["patches"])]
     # Nothing acted where nothing was benchmarked (every compile served from Inductor's caches):
     # that says nothing about a cold compile.
-    needed = True if acted else (False if on and benchmarks else None)
+    needed = True if acted else (None if blind or not benchmarks else False)
     torches = sorted({str(e.get("torch")) for e in entries})
     summary = Summary(needed=needed, processes=len(entries), processes_with_fix_on=len(on), benchmarks=benchmarks,
                       torch=torches,
                       inductor_fix=sorted({str(e.get("inductor_fix")) for e in entries}), patches=patches,
                       notes=list(notes))
-    summary["advice"] = _advice(summary, entries)
+    summary["advice"] = _advice(summary, entries, blind)
     return summary
 
 
-def _advice(summary: Summary, entries: list[dict[str, Any]]) -> str:
+_ON = ("applied", "not-needed")
+
+
+def _advice(summary: Summary, entries: list[dict[str, Any]], blind: list[dict[str, Any]]) -> str:
     torch = ", ".join(summary["torch"]) or "?"
     if not entries:
         return "no process of the job loaded Inductor: nothing to judge (was anything compiled?)"
-    if summary["needed"] is None and summary["processes_with_fix_on"]:
-        return ("no process benchmarked an autotuning choice (nothing was compiled with max-autotune, or every "
-                "compile came from Inductor's caches), so nothing could have crashed: run the job once with an empty "
-                "TORCHINDUCTOR_CACHE_DIR to learn whether a cold compile needs the fix")
-    if summary["needed"] is None:
+    if summary["needed"] is None and not summary["processes_with_fix_on"]:
         off = sorted({str(e.get("disable")) for e in entries if e.get("disable")})
         why = f" (INDUCTOR_FIX_DISABLE={', '.join(off)})" if off else ""
         return (f"the fix was off in all {len(entries)} process(es){why}: nothing was recorded; run the job "
                 "with it on to learn whether it is needed")
+    if summary["needed"] is None and blind:
+        off = sorted({f"{p['name']} ({p['state']})" for e in blind for p in e["patches"] if p["state"] not in _ON})
+        return (f"{', '.join(off)} was off in {len(blind)} process(es) that benchmarked autotuning choices, and the "
+                "patches that were on found nothing to do: whether the job needs the ones that were off is unknown; "
+                "run it with them on (INDUCTOR_FIX_DISABLE unset; for unsupported, see inductor-fix status)")
+    if summary["needed"] is None:
+        return ("no process benchmarked an autotuning choice (nothing was compiled with max-autotune, or every "
+                "compile came from Inductor's caches), so nothing could have crashed: run the job once with an empty "
+                "TORCHINDUCTOR_CACHE_DIR to learn whether a cold compile needs the fix")
     if summary["needed"]:
         return (f"keep inductor_fix on torch {torch}: without it these processes would have crashed or replayed "
                 "a kernel built for other inputs")
     states = {state for info in summary["patches"].values() for state in info["states"]}
     remove = ("remove it: python -m pip uninstall inductor-fix, and drop `import inductor_fix` or the "
               "`inductor-fix run --` prefix")
-    if states <= {"not-needed", "disabled"}:
+    if states <= {"not-needed"}:
         return f"torch {torch} has none of the bugs inductor_fix fixes: {remove}"
     return (f"in these {summary['processes_with_fix_on']} process(es) on torch {torch} no patch found anything to "
             f"do: you can {remove} (keep it if other jobs compile other models with max-autotune)")

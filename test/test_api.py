@@ -79,6 +79,17 @@ class TestApplyRemove(TestCase):
             self.assertTrue(inductor_fix.is_patched(f"{owner.__name__}.{name}"))
             self.assertIs(inductor_fix.original(f"{owner.__name__}.{name}"), original)
 
+    def test_targets_by_full_dotted_name_and_malformed_names(self) -> None:
+        inductor_fix.apply()
+        owner, name = WRAPPED[0]
+        full = f"torch._inductor.select_algorithm.{owner.__name__}.{name}"
+        self.assertTrue(inductor_fix.is_patched(full))
+        self.assertIs(inductor_fix.original(full), self.originals[0])
+        for malformed in ("generate", "a.b.c", "", None, f"{owner.__name__}.no_such_attribute"):
+            self.assertFalse(inductor_fix.is_patched(malformed), malformed)
+            with self.assertRaises(KeyError):
+                inductor_fix.original(malformed)
+
     def test_remove_restores_exact_originals(self) -> None:
         inductor_fix.apply()
         status = inductor_fix.remove()
@@ -266,6 +277,14 @@ class TestGating(TestCase):
             self.assertEqual(os.environ.get("INDUCTOR_FIX_DISABLE_WARNED"), f"no-such-patch,{known}")
         self.assertEqual({p.name: p.state for p in status.patches},
                          {p.name: State.DISABLED if p.name == known else State.APPLIED for p in PATCHES})
+
+    def test_an_all_word_in_a_list_disables_every_patch(self) -> None:
+        from inductor_fix._lifecycle import disabled_patches
+
+        names = {p.name for p in PATCHES}
+        for value in ("1,no-such-patch", f"{PATCHES[0].name}, all", "0,true"):
+            self.assertEqual(disabled_patches(environ={"INDUCTOR_FIX_DISABLE": value}), (frozenset(names), []), value)
+        self.assertEqual(disabled_patches(environ={"INDUCTOR_FIX_DISABLE": "0,off"}), (frozenset(), []))
 
     def test_unknown_name_warned_by_a_parent_is_not_warned_again(self) -> None:
         value = "no-such-patch"

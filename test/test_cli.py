@@ -100,10 +100,12 @@ class TestCheckCommand(TestCase):
         self.assertIn("verdict: ERROR", text)
 
     def test_bad_arguments_are_usage_errors(self) -> None:
-        for args in (["--ops", ""], ["--ops", "foo"], ["--jobs", "-1"], ["--timeout", "0"], ["--timeout", "nan"]):
+        for args in (["--ops", ""], ["--ops", "foo"], ["--jobs", "-1"], ["--jobs", "abc"], ["--timeout", "0"],
+                     ["--timeout", "nan"], ["--timeout", "soon"]):
             result = _cli("check", *args, timeout=60)
             self.assertEqual(result.returncode, 2, args)
             self.assertIn("usage:", result.stderr)
+            self.assertNotIn("invalid parse value", result.stderr)
 
 
 class TestRunChild(TestCase):

@@ -92,6 +92,24 @@ class TestSummary(TestCase):
         self.assertIsNone(summary["needed"])
         self.assertIn("the fix was off", summary["advice"])
 
+    def test_needed_unknown_when_a_patch_was_off_where_choices_were_benchmarked(self) -> None:
+        """"No" is a claim about every patch: one switched off in a process that benchmarked
+        choices could have been the one the job needs."""
+        off = PATCHES[-1].name
+        for state in ("disabled", "removed", "unsupported"):
+            summary = summarize([_line(), _line(**{off: {"state": state}})])
+            self.assertIsNone(summary["needed"], state)
+            self.assertIn(f"{off} ({state}) was off in 1 process(es)", summary["advice"])
+        everything_off = _line(**{p.name: {"state": "disabled"} for p in PATCHES})
+        self.assertIsNone(summarize([_line(), everything_off])["needed"])
+        # Off only where nothing was benchmarked (a launcher, a data worker): the rest still judge.
+        self.assertIs(summarize([_line(), {**everything_off, "benchmarks": 0}])["needed"], False)
+
+    def test_where_names_rank_pid_and_host(self) -> None:
+        acted = {PATCHES[0].name: {"counts": {"collisions_prevented": 1}}}
+        summary = summarize([{**_line(**acted), "rank": "3", "pid": 41, "host": "node7"}])
+        self.assertEqual(summary["patches"][PATCHES[0].name]["where"][0]["process"], "rank 3, pid 41 on node7")
+
 
 class TestReportCommand(TestCase):
     def setUp(self) -> None:
@@ -132,12 +150,74 @@ class TestReportCommand(TestCase):
         self.assertIn("skipped 2 torn or garbled line(s)", summary["notes"])
         self.assertTrue(any(f"of report layout {FORMAT + 1}" in note for note in summary["notes"]), summary["notes"])
 
+    def test_lines_of_another_shape_are_skipped_not_crashed_on(self) -> None:
+        good = _line()
+        bad = [{**good, "format": True}, {**good, "benchmarks": "3"}, {**good, "patches": [1]},
+               {**good, "patches": [{"name": 1, "state": "applied"}]},
+               {**good, "patches": [{**good["patches"][0], "counts": {"realigned": "many"}}]},
+               {**good, "patches": [{**good["patches"][0], "details": "x"}]}, [good], "line"]
+        path = self._write(json.dumps(good), *map(json.dumps, bad))
+        result = _cli("report", str(path), "--json", timeout=120)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertNotIn("Traceback", result.stderr)
+        summary = json.loads(result.stdout)
+        self.assertEqual(summary["processes"], 1)
+        self.assertIn(f"skipped {len(bad)} torn or garbled line(s)", summary["notes"])
+
     def test_bad_report_path_for_run_changes_nothing(self) -> None:
-        result = _cli("run", "--report", str(self.directory / "no" / "such" / "dir" / "f"), "--", sys.executable,
-                      "-c", "print('RAN')", timeout=120)
-        self.assertEqual(result.returncode, 2)
-        self.assertIn("cannot append to it", result.stderr)
-        self.assertNotIn("RAN", result.stdout)
+        fifo = self.directory / "fifo"
+        os.mkfifo(fifo)
+        for path, message in ((self.directory / "no" / "such" / "dir" / "f", "cannot append to it"),
+                              (fifo, "not a regular file"), ("", "needs a file name")):
+            result = _cli("run", "--report", str(path), "--", sys.executable, "-c", "print('RAN')", timeout=120)
+            self.assertEqual(result.returncode, 2, path)
+            self.assertIn(message, result.stderr)
+            self.assertNotIn("RAN", result.stdout)
+
+    def test_a_command_not_found_creates_no_report(self) -> None:
+        report = self.directory / "never.jsonl"
+        result = _cli("run", "--report", str(report), "--", "inductor-fix-no-such-command", timeout=120)
+        self.assertEqual(result.returncode, 127)
+        self.assertFalse(report.exists())
+
+    def test_reading_a_fifo_does_not_block(self) -> None:
+        fifo = self.directory / "fifo"
+        os.mkfifo(fifo)
+        result = _cli("report", str(fifo), timeout=60)
+        self.assertEqual((result.returncode, result.stdout.splitlines()[0]), (2, "needed: unknown"))
+        self.assertIn("not a regular file", result.stderr)
+
+
+class TestReportLine(TestCase):
+    """The writing side, in a process of its own (no compile: a patch's activity is recorded by hand)."""
+
+    SCRIPT = """
+import os, sys, multiprocessing
+import inductor_fix
+from inductor_fix.patches import PATCHES
+os.environ.pop("INDUCTOR_FIX_REPORT")  # a program may drop or change it after start-up
+os.chdir({elsewhere!r})
+import torch._inductor.select_algorithm
+PATCHES[0].activity.add("collisions_prevented")
+child = multiprocessing.get_context("fork").Process(target=os.getpid)
+child.start(); child.join()
+print("CHILD", child.pid)
+"""
+
+    def test_forked_child_writes_its_own_line_to_the_path_set_at_start(self) -> None:
+        directory = Path(tempfile.mkdtemp(prefix="inductor_fix_line_"))
+        self.addCleanup(shutil.rmtree, directory, ignore_errors=True)
+        (directory / "elsewhere").mkdir()
+        script = directory / "job.py"
+        script.write_text(textwrap.dedent(self.SCRIPT.format(elsewhere=str(directory / "elsewhere"))))
+        result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600,
+                                cwd=directory, env=_environment(INDUCTOR_FIX_REPORT="job.jsonl"))
+        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        child = int(result.stdout.split("CHILD")[1])
+        lines = {line["pid"]: line for line in map(json.loads, (directory / "job.jsonl").read_text().splitlines())}
+        self.assertEqual(set(lines), {child, lines[child]["ppid"]})
+        counts = {pid: line["patches"][0]["counts"] for pid, line in lines.items()}
+        self.assertEqual(counts, {child: {}, lines[child]["ppid"]: {"collisions_prevented": 1}})
 
 
 class TestJobReport(TestCase):

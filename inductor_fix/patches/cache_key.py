@@ -54,21 +54,28 @@ def aliasing_pattern(input_nodes: Sequence[Any]) -> tuple[int, ...]:
 #: What this patch did in this process: ``collisions_prevented``, each the stock key of one
 #: template's codegen cache met with a second aliasing pattern (what stock would have replayed).
 ACTIVITY = Activity()
-#: (id of a GeneratedCodeCache, hash of a stock key) -> the first aliasing pattern keyed with it.
-_first_pattern: dict[tuple[int, int], tuple[int, ...]] = {}
+#: (id of a GeneratedCodeCache, hash of a stock key) -> the aliasing patterns keyed with it.
+_patterns: dict[tuple[int, int], list[tuple[int, ...]]] = {}
 _collided: set[tuple[int, int, tuple[int, ...]]] = set()
 
 
 def _note_pattern(cache: Any, key: str, pattern: tuple[int, ...]) -> None:
-    """Record a collision the first time a stock key comes with another pattern (otherwise ~0.2 µs,
-    ``tools/bench cache_key``)."""
+    """Record a collision when a stock key comes with a pattern while the cache holds an entry
+    of the same key with another pattern: what stock would have replayed. An entry gone
+    (``fresh_inductor_cache``, ``cache_clear``) is no collision. (~0.2 µs, ``tools/bench cache_key``.)"""
     slot = (id(cache), hash(key))
-    first = _first_pattern.setdefault(slot, pattern)
-    if first != pattern and (*slot, pattern) not in _collided:
+    seen = _patterns.setdefault(slot, [])
+    if pattern not in seen:
+        seen.append(pattern)
+    if len(seen) < 2 or (*slot, pattern) in _collided:
+        return
+    entries = getattr(cache, "_cache", None)
+    held = [other for other in seen if other != pattern
+            and (entries is None or f"{key} input_aliasing={other}" in entries)]
+    template = _template_of(cache) if held else None
+    if template is not None:  # not this patch's own probe (decide, verify), on a cache of its own
         _collided.add((*slot, pattern))
-        template = _template_of(cache)
-        if template is not None:  # not this patch's own probe (decide, verify), on a cache of its own
-            ACTIVITY.add("collisions_prevented", template=template, patterns=[list(first), list(pattern)])
+        ACTIVITY.add("collisions_prevented", template=template, patterns=[list(held[0]), list(pattern)])
 
 
 def _template_of(cache: Any) -> str | None:

@@ -85,6 +85,27 @@ class TestAliasedTemplateInputs(TestCase):
                 self._compile(op, second)
         self.assertGreater(counters["inductor"]["generated_module_cache_hit"], 0)
 
+    def test_collision_counted_only_while_the_cache_holds_the_other_pattern(self) -> None:
+        """``collisions_prevented`` (the job report's evidence) counts what stock would have
+        replayed: after ``fresh_cache`` emptied the codegen cache, a new pattern is no collision."""
+        def collisions() -> int:
+            return PATCH.activity.snapshot()["counts"].get("collisions_prevented", 0)
+
+        bmm = lambda a, b: torch.bmm(a, b)  # noqa: E731
+        x, y = torch.randn(2, 3, 48, 48).unbind(0)  # a shape no other test keys
+        with inductor_fix.applied(), self._harness():
+            with fresh_cache():
+                torch._dynamo.reset()
+                torch.compile(bmm, mode=MODE)(x, x)
+            before = collisions()
+            with fresh_cache():
+                torch._dynamo.reset()
+                torch.compile(bmm, mode=MODE)(x, y)
+                self.assertEqual(collisions(), before)
+                torch._dynamo.reset()
+                torch.compile(bmm, mode=MODE)(x, x)  # (x, y)'s entries are held now
+        self.assertGreater(collisions(), before)
+
 
 class TestCodegenCacheHits(TestCase):
     def test_cache_hits_kept_on_distinct_inputs(self) -> None:
