@@ -95,19 +95,15 @@ class TestRun(TestCase):
         missing = self._run("no-such-command-here", launcher=(str(console), "run", "--"))
         self.assertEqual(missing.returncode, 127)
         self.assertIn("command not found: no-such-command-here", missing.stderr)
-        unrunnable = self.directory / "no-shebang"
-        unrunnable.write_text("echo hi\n")
-        unrunnable.chmod(0o755)
-        cannot = self._run(str(unrunnable), launcher=(str(console), "run", "--"))
-        self.assertEqual(cannot.returncode, 126)
-        self.assertIn("cannot run", cannot.stderr)
-        self.assertNotIn("Traceback", cannot.stderr)
-        missing_interpreter = self.directory / "bad-interpreter"
-        missing_interpreter.write_text("#!/no/such/interpreter\n")
-        missing_interpreter.chmod(0o755)
-        bad = self._run(str(missing_interpreter), launcher=(str(console), "run", "--"))
-        self.assertEqual(bad.returncode, 126)
-        self.assertIn("its #! interpreter was not found", bad.stderr)
+        for name, text, message in (("no-shebang", "echo hi\n", "cannot run"),
+                                    ("bad-interpreter", "#!/no/such/interpreter\n", "its #! interpreter was not found")):
+            script = self.directory / name
+            script.write_text(text)
+            script.chmod(0o755)
+            cannot = self._run(str(script), launcher=(str(console), "run", "--"))
+            self.assertEqual(cannot.returncode, 126, name)
+            self.assertIn(message, cannot.stderr)
+            self.assertNotIn("Traceback", cannot.stderr)
         (self.directory / "sub-directory").mkdir()
         (self.directory / "not-executable").write_text("echo hi\n")
         for not_executable in (self.directory / "sub-directory", self.directory / "not-executable"):
