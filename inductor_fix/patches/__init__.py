@@ -1,6 +1,6 @@
 """The patch table: one module per patch, listed here.
 
-Each module (``cache_key``, ``arity_guard``, ``benchmark_realign``) holds its
+Each module imported below holds its
 :class:`~inductor_fix.patches.base.Patch` entry ``PATCH`` (targets, upstream issue,
 affected releases, its diff in ``patches/``, when to delete it), how it decides
 whether this torch needs it, what it wraps, and the fix itself. Status, ``check``,

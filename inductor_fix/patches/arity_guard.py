@@ -29,8 +29,9 @@ cache and it says not-needed):
    if every choice is timed ``inf`` so, ``NoValidChoicesError`` says why.
 
 No upstream equivalent as of 2.15.0 (``patches/0002-*`` proposes one). Delete this
-module, ``patches/0002-*``, ``test/arity_guard/`` and ``tools/bench_lib/arity_guard.py``
-when the oldest supported torch checks a choice's arity against its benchmark arguments.
+module, ``patches/0002-*``, ``test/arity_guard/``, ``tools/bench_lib/arity_guard.py`` and
+``docs/bench/arity_guard.json`` when the oldest supported torch checks a choice's arity
+against its benchmark arguments.
 """
 
 from __future__ import annotations

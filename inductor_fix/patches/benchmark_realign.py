@@ -46,10 +46,10 @@ It also wraps ``AlgorithmSelectorCache.__call__`` (:func:`realized_selection`): 
 graph (selective activation checkpointing) to selection unrealized, which crashes
 before any benchmark; it is realized first, as 2.14's lowering does.
 
-Delete this module, ``patches/0003-*``, ``test/benchmark_realign/`` and
-``tools/bench_lib/benchmark_realign.py`` once, in the oldest supported torch, every
-template lowering passes its kernel's inputs to selection (flex backward still passes
-a hand-built list in 2.15.0).
+Delete this module, ``patches/0003-*``, ``test/benchmark_realign/``,
+``tools/bench_lib/benchmark_realign.py`` and ``docs/bench/benchmark_realign-*.json`` once,
+in the oldest supported torch, every template lowering passes its kernel's inputs to
+selection (flex backward still passes a hand-built list in 2.15.0).
 """
 
 from __future__ import annotations

@@ -124,7 +124,8 @@ def apply_patches(site_packages: Path, git_version: str, release: str) -> list[d
     """Apply the diff phase's patches to the pristine files; each one applied, with why.
 
     The patches whose base commit is this build's ``torch.version.git_version``
-    (0001 on 2.14.1, its variants in patches/<release>/ on theirs, 0002 on 2.15.0);
+    (0001 and 0003 on 2.14.1, 0002 on 2.15.0; a variant in patches/<release>/ where one
+    is shipped, none today);
     one of those that does not apply is a RuntimeError. For any other build (a
     nightly, a local wheel): each top-level patch, as its per-release variant if
     one is shipped, that ``git apply`` takes as it is ("clean" or "offset").
