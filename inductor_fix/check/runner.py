@@ -157,12 +157,28 @@ def _table(cases: list[Case]) -> tuple[str, list[str]]:
         rows.append((op, SEQUENCE_LABELS[order], cell(by_key[op, order, "stock"]), cell(by_key[op, order, "patched"])))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = []
+    indent = sum(widths) + 2 * len(widths)
     for i, row in enumerate(rows):
-        line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[3]
-        lines.append(_fit(line))
+        head = "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  "
+        # The patched cell is last: it wraps under itself rather than losing what the fix did.
+        wrapped = _wrap_cell(row[3], max(WIDTH - indent, 20))
+        lines.append(_fit(head + wrapped[0]))
+        lines.extend(_fit(" " * indent + more) for more in wrapped[1:])
         if i == 0:
             lines.append(("  ".join("-" * w for w in widths) + "  " + "-" * 7)[:WIDTH])
     return "\n".join(lines), notes
+
+
+def _wrap_cell(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` columns, broken only after its ``", "``s
+    (so ``realigned 35`` stays together); the lines joined by spaces give ``text`` back."""
+    lines: list[str] = []
+    for piece in text.replace(", ", ",\0").split("\0"):
+        if lines and len(lines[-1]) + 1 + len(piece) <= width:
+            lines[-1] += " " + piece
+        else:
+            lines.append(piece)
+    return lines
 
 
 def _fit(line: str) -> str:
