@@ -121,29 +121,26 @@ def base_commit(patch: Path) -> str | None:
 
 
 def apply_patches(site_packages: Path, git_version: str, release: str) -> list[dict]:
-    """Apply the diff phase's patches to the pristine files; each one applied, with why.
+    """Apply the diff phase's patches to the pristine files; each one applied, with how.
 
-    The patches whose base commit is this build's ``torch.version.git_version``
-    (0001 and 0003 on 2.14.1, 0002 on 2.15.0; a variant in patches/<release>/ where one
-    is shipped, none today);
-    one of those that does not apply is a RuntimeError. For any other build (a
-    nightly, a local wheel): each top-level patch, as its per-release variant if
-    one is shipped, that ``git apply`` takes as it is ("clean" or "offset").
+    Every top-level patch (as its per-release variant where one is shipped, none
+    today) that ``git apply`` takes as it is ("clean" or "offset"), in order, each
+    checked against the files as the patches before it left them. A patch whose base
+    commit is this build's ``torch.version.git_version`` (0001 and 0003 on 2.14.1,
+    0002 on 2.15.0) must apply: if it does not, that is a RuntimeError. So 2.15.0
+    gets 0002 and, with an offset, 0003: the change proposed for main is tested there.
     """
     cp = _cp()
-    exact = [patch for patch in all_patches() if base_commit(patch) == git_version]
-    candidates = exact or [cp.variant_of(patch, release) or patch for patch in sorted(PATCHES.glob("*.patch"))]
     applied = []
-    for patch in candidates:
-        how = "base"
-        if not exact:  # checked against the files as the patches before it left them
-            how, _ = cp.classify(patch, site_packages)
-            if how not in ("clean", "offset"):
-                continue
+    for patch in (cp.variant_of(p, release) or p for p in sorted(PATCHES.glob("*.patch"))):
+        own = base_commit(patch) == git_version
+        how, _ = cp.classify(patch, site_packages)
+        if how not in ("clean", "offset") and not own:
+            continue
         ok, output = cp.git_apply(patch, site_packages, check=False)
         if not ok:
             raise RuntimeError(f"git apply {shown(patch)} failed: {output.strip()}")
-        applied.append({"patch": shown(patch), "how": how})
+        applied.append({"patch": shown(patch), "how": "base" if own else how})
     return applied
 
 

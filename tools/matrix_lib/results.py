@@ -179,8 +179,9 @@ def markdown(data: dict) -> str:
         + ", ".join(f"`{s.name}` ({s.patch.name})" for s in ex.SUITES.values())
         + ", each **stock** (`INDUCTOR_FIX_DISABLE=1`), **patched** (the monkeypatch: the tests' conftest "
         "imports `inductor_fix`) and, but for the `test_cache` suites (Inductor's own codegen-cache check, "
-        "`TritonTemplate.test_cache`, as the oracle), **diff-applied** (the patch's diff from "
-        "[`patches/`](../patches/README.md) applied to the installed torch, `INDUCTOR_FIX_DISABLE=1`). "
+        "`TritonTemplate.test_cache`, as the oracle), **diff-applied** (every diff of "
+        "[`patches/`](../patches/README.md) that applies to that release applied to the installed torch, "
+        "`INDUCTOR_FIX_DISABLE=1`; `n/a` where the suite's own diff does not apply). "
         "**fix state** is what `python -m inductor_fix status` says on that release. "
         f"Expected: {data.get('expectation', '')}.",
         "",
