@@ -54,27 +54,40 @@ def aliasing_pattern(input_nodes: Sequence[Any]) -> tuple[int, ...]:
 #: What this patch did in this process: ``collisions_prevented``, each the stock key of one
 #: template's codegen cache met with a second aliasing pattern (what stock would have replayed).
 ACTIVITY = Activity()
-#: (id of a GeneratedCodeCache, hash of a stock key) -> the aliasing patterns keyed with it.
-_patterns: dict[tuple[int, int], list[tuple[int, ...]]] = {}
-_collided: set[tuple[int, int, tuple[int, ...]]] = set()
+#: (id of a GeneratedCodeCache, hash of a stock key) -> each aliasing pattern keyed with it,
+#: and the key the fix gave it once a second pattern came (None before: most keys never see one).
+_patterns: dict[tuple[int, int], dict[tuple[int, ...], str | None]] = {}
+_collided: set[tuple[tuple[int, int], tuple[int, ...]]] = set()
+
+
+def _patched_key(key: str, pattern: tuple[int, ...]) -> str:
+    return f"{key} input_aliasing={pattern}"
 
 
 def _note_pattern(cache: Any, key: str, pattern: tuple[int, ...]) -> None:
     """Record a collision when a stock key comes with a pattern while the cache holds an entry
     of the same key with another pattern: what stock would have replayed. An entry gone
-    (``fresh_inductor_cache``, ``cache_clear``) is no collision. (~0.2 µs, ``tools/bench cache_key``.)"""
+    (``fresh_inductor_cache``, ``cache_clear``) is no collision. (< 1 µs, ``tools/bench cache_key``.)"""
     slot = (id(cache), hash(key))
-    seen = _patterns.setdefault(slot, [])
-    if pattern not in seen:
-        seen.append(pattern)
-    if len(seen) < 2 or (*slot, pattern) in _collided:
+    seen = _patterns.get(slot)
+    if seen is None:  # a key's first pattern: the usual call
+        _patterns[slot] = {pattern: None}
+        return
+    seen.setdefault(pattern, None)
+    if len(seen) < 2 or (slot, pattern) in _collided:
         return
     entries = getattr(cache, "_cache", None)
-    held = [other for other in seen if other != pattern
-            and (entries is None or f"{key} input_aliasing={other}" in entries)]
+    held = []
+    for other in seen:
+        if other == pattern:
+            continue
+        if seen[other] is None:  # built once and kept: a str caches its hash, so lookups stay cheap
+            seen[other] = _patched_key(key, other)
+        if entries is None or seen[other] in entries:
+            held.append(other)
     template = _template_of(cache) if held else None
     if template is not None:  # not this patch's own probe (decide, verify), on a cache of its own
-        _collided.add((*slot, pattern))
+        _collided.add((slot, pattern))
         ACTIVITY.add("collisions_prevented", template=template, patterns=[list(held[0]), list(pattern)])
 
 
@@ -112,7 +125,7 @@ def aliasing_aware_make_key(make_key: Callable[..., str | None], input_nodes_ind
             _note_pattern(self, key, pattern)
         except Exception:
             return None
-        return f"{key} input_aliasing={pattern}"
+        return _patched_key(key, pattern)
 
     return make_key_with_aliasing
 

@@ -12,7 +12,8 @@ class TestBench(TestCase):
         _, data = bench("cache_key", "--rounds", "4", "--sample-seconds", "0.001")
         self.assertEqual(set(data["cases"]), {"distinct", "aliased", "control", "wrapper"})
         self.assertIn("input_aliasing=(0, 1)", data["cases"]["distinct"]["key_suffix"])
-        self.assertGreater(data["activity_ns"]["median"], 0)
+        self.assertEqual(set(data["activity_ns"]), {"usual", "two patterns"})
+        self.assertTrue(all(a["median"] > 0 for a in data["activity_ns"].values()))
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from .stats import summary
 
 __all__ = ["GOALS_MS", "HELP", "add_arguments", "markdown", "run"]
 
-HELP = "process start-up under run, and import after torch (~6 min)"
+HELP = "process start-up under run, and import after torch (~5 min)"
 
 GOALS_MS = {"run_no_torch": 5.0, "import_after_torch": 10.0}
 IMPORT_CHILD = """
