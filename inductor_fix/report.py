@@ -24,6 +24,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from .status import PROTECTED_STATES
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -246,12 +248,13 @@ def summarize(entries: list[dict[str, Any]], notes: Iterable[str] = ()) -> Summa
                 if len(info["where"]) < 5:
                     info["where"].append({"process": _where(entry), "counts": counts,
                                           "details": (patch.get("details") or [])[:3]})
-    on = [e for e in entries if any(p["state"] in _ON for p in e["patches"])]
+    on = [e for e in entries if any(p["state"] in PROTECTED_STATES for p in e["patches"])]
     acted = any(info["processes_acted"] for info in patches.values())
     benchmarks = sum(e.get("benchmarks", 0) for e in entries)
     # "Not needed" is a claim about every patch: a process that benchmarked choices with a
     # patch off (disabled, removed, unsupported) cannot tell what that patch would have done.
-    blind = [e for e in entries if e.get("benchmarks", 0) and not all(p["state"] in _ON for p in e["patches"])]
+    blind = [e for e in entries
+             if e.get("benchmarks", 0) and not all(p["state"] in PROTECTED_STATES for p in e["patches"])]
     # Nothing acted where nothing was benchmarked (every compile served from Inductor's caches):
     # that says nothing about a cold compile.
     needed = True if acted else (None if blind or not benchmarks else False)
@@ -264,9 +267,6 @@ def summarize(entries: list[dict[str, Any]], notes: Iterable[str] = ()) -> Summa
     return summary
 
 
-_ON = ("applied", "not-needed")
-
-
 def _advice(summary: Summary, entries: list[dict[str, Any]], blind: list[dict[str, Any]]) -> str:
     torch = ", ".join(summary["torch"]) or "?"
     if not entries:
@@ -277,7 +277,8 @@ def _advice(summary: Summary, entries: list[dict[str, Any]], blind: list[dict[st
         return (f"the fix was off in all {len(entries)} process(es){why}: nothing was recorded; run the job "
                 "with it on to learn whether it is needed")
     if summary["needed"] is None and blind:
-        off = sorted({f"{p['name']} ({p['state']})" for e in blind for p in e["patches"] if p["state"] not in _ON})
+        off = sorted({f"{p['name']} ({p['state']})" for e in blind for p in e["patches"]
+                      if p["state"] not in PROTECTED_STATES})
         return (f"{', '.join(off)} was off in {len(blind)} process(es) that benchmarked autotuning choices, and the "
                 "patches that were on found nothing to do: whether the job needs the ones that were off is unknown; "
                 "run it with them on (INDUCTOR_FIX_DISABLE unset; for unsupported, see inductor-fix status)")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 
-__all__ = ["PatchStatus", "State", "Status"]
+__all__ = ["PROTECTED_STATES", "PatchStatus", "State", "Status"]
 
 
 class State(str, enum.Enum):
@@ -34,6 +34,10 @@ class State(str, enum.Enum):
     def __str__(self) -> str:
         return self.value
 
+
+#: The states in which a patch, or the package as a whole, leaves this torch protected
+#: (``status --require protected``). Members equal their strings: ``"applied" in`` works.
+PROTECTED_STATES = (State.APPLIED, State.NOT_NEEDED)
 
 @dataclasses.dataclass(frozen=True)
 class PatchStatus:
@@ -84,7 +88,7 @@ class Status:
                 break
         else:
             state, named = State.NOT_NEEDED, list(patches)
-        protected = None if state == State.PENDING else state in (State.APPLIED, State.NOT_NEEDED)
+        protected = None if state == State.PENDING else state in PROTECTED_STATES
         if state == State.APPLIED:
             reason = "protected: " + "; ".join(f"{p.name} {p.state}" for p in patches)
         elif state == State.NOT_NEEDED:

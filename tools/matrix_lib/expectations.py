@@ -29,6 +29,7 @@ from packaging.version import Version
 
 from inductor_fix import _versions
 from inductor_fix.patches import PATCHES, Patch
+from inductor_fix.status import PROTECTED_STATES
 
 PROJECT = Path(__file__).resolve().parents[2]
 PASS, FAIL, ERROR, NOT_APPLICABLE = "PASS", "FAIL", "ERROR", "n/a"
@@ -163,8 +164,8 @@ def agrees(result: dict) -> bool:
     return result["outcome"] == result["expected"] or result["outcome"] == NOT_APPLICABLE
 
 
-#: ``inductor-fix status`` states that mean the release is protected.
-PROTECTED = ("applied", "not-needed")
+#: ``inductor-fix status`` states that mean the release is protected (the package's own list).
+PROTECTED = tuple(str(state) for state in PROTECTED_STATES)
 
 
 def fix_states(torch_version: str) -> tuple[str, ...]:
