@@ -51,7 +51,8 @@ PROSE = 80
 #: ``bmm_t`` (the same kernels as ``bmm``, transposed; ``--ops bmm_t`` runs it).
 DEFAULT_OPS = tuple(op for patch in PATCHES for op in patch.check_ops if op != "bmm_t")
 SEQUENCE_LABELS = {"alias-first": "alias -> distinct", "distinct-first": "distinct -> alias",
-                   "gathered-bias": "gathered bias", "training": "training (SAC)"}
+                   "gathered-bias": "gathered bias", "training": "training (SAC)",
+                   "t5-view": "T5 view (SAC)"}
 MODES = ("stock", "patched")
 
 HARNESS_NOTE = (

@@ -14,7 +14,8 @@ decoding template (q/k/v (128, 2, 49, 32), Swin's 7x7 window bias). ``flex_backw
 (sequence ``training``) compiles a training step, forward and backward
 (``flex_attention_backward``), of the same bias under selective activation
 checkpointing (:class:`FlexTraining`, ``FLEX_TRAINING["selective"]``), which
-recomputes the gather in the backward graph.
+recomputes the gather in the backward graph; sequence ``t5-view`` the same with the
+bias a view, as transformers' T5 has it (``FLEX_TRAINING["t5_view"]``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = [
     "FLEX_BACKWARD",
     "FLEX_ORDER",
     "FLEX_TRAINING",
+    "FLEX_VIEWS",
     "FlexTraining",
     "flex_training",
     "flex_training_workload",
@@ -58,20 +60,23 @@ FLEX: dict[str, tuple[int, int, int, int, int | None]] = {
     "flex_decoding": (128, 2, 49, 32, 7),
 }
 FLEX_ORDER = "gathered-bias"
-#: The training compile: FlexAttention forward and backward, sequence ``training``.
+#: The training compiles: FlexAttention forward and backward, sequence ``training`` (a
+#: gathered bias) and ``t5-view`` (T5's position bias, a view); sequence -> FLEX_TRAINING name.
 FLEX_BACKWARD, TRAINING_ORDER = "flex_backward", "training"
+TRAINING_ORDERS = {TRAINING_ORDER: "selective", "t5-view": "t5_view"}
 
 
 def orders_of(op: str) -> tuple[str, ...]:
-    """The sequences ``op`` runs in: both aliasing orders for a matmul, one compile for flex."""
+    """The sequences ``op`` runs in: both aliasing orders for a matmul, one compile for flex,
+    two training compiles for the flex backward."""
     if op == FLEX_BACKWARD:
-        return (TRAINING_ORDER,)
+        return tuple(TRAINING_ORDERS)
     return (FLEX_ORDER,) if op in FLEX else ORDERS
 
 
 def steps_of(order: str) -> int:
     """How many compiles a sequence has."""
-    return 1 if order in (FLEX_ORDER, TRAINING_ORDER) else len(SEQUENCES[order])
+    return 1 if order == FLEX_ORDER or order in TRAINING_ORDERS else len(SEQUENCES[order])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,10 +144,10 @@ def run_sequence(name: str, order: str, device: str, *, compare: bool, **options
     """Compile ``OPS[name]`` twice in this process, aliased and distinct, in ``order``
     (``"alias-first"`` or ``"distinct-first"``), see :func:`run_compiles`; a flex op
     once (``"gathered-bias"``), see :func:`flex_gathered_bias`; ``flex_backward`` once
-    (``"training"``), see :func:`flex_training`."""
+    per training sequence (``"training"``, ``"t5-view"``), see :func:`flex_training`."""
     if name == FLEX_BACKWARD:
         dtype = options.pop("dtype", None)
-        case = FLEX_TRAINING["selective"]
+        case = FLEX_TRAINING[TRAINING_ORDERS[order]]
         if dtype is not None:
             case = dataclasses.replace(case, dtype=str(dtype).removeprefix("torch."))
         return flex_training(case, device, compare=compare, **options)
@@ -211,6 +216,15 @@ class FlexTraining:
     ``checkpoint``: ``"full"`` (``torch.utils.checkpoint``: the forward recomputed in the
     backward) or ``"selective"`` (saves flex_attention's outputs, recomputes the rest: the
     captured producers are recomputed in the backward graph, pytorch/pytorch#194515's kind).
+
+    Captured inputs that are *views* (what reaches selection as an ``ir`` view node):
+    ``bias_view`` ``"t5"`` permutes and unsqueezes the bias to (1, heads, L, L) as
+    transformers' T5 does with its position bias; ``"expand"`` expands that per batch;
+    ``"slice"`` gathers the bias for L + 16 positions and slices the last L (T5 with a
+    cache). ``layers=2`` reads one bias in two attention calls (T5 computes it in its first
+    layer for all). ``slope_view`` broadcasts the per-head slope to (batch, heads, L, L).
+    ``qkv_view``: q/k/v are views of projections, ``(x @ w).view(B, L, H, D).transpose(1, 2)``,
+    ``x`` (batch, L, 32) and ``w`` the leaves.
     """
 
     batch: int = 2
@@ -224,6 +238,10 @@ class FlexTraining:
     slope: str | None = None
     mask: bool = False
     checkpoint: str | None = None
+    bias_view: str | None = None
+    layers: int = 1
+    slope_view: bool = False
+    qkv_view: bool = False
 
     def __repr__(self) -> str:
         fields = [f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)
@@ -238,7 +256,16 @@ FLEX_TRAINING: dict[str, FlexTraining] = {
     "bias_table_grad": FlexTraining(table_grad=True),
     "selective": FlexTraining(table_grad=True, checkpoint="selective"),
     "selective_frozen": FlexTraining(checkpoint="selective"),
+    # Captured views under selective checkpointing: up to 2.13 each reaches the backward's
+    # selection as a view (T5's position bias: permuted, unsqueezed, read by two layers).
+    "t5_view": FlexTraining(table_grad=True, checkpoint="selective", bias_view="t5", layers=2),
+    "expand_view": FlexTraining(checkpoint="selective", bias_view="expand", layers=2),
+    "slice_view": FlexTraining(table_grad=True, checkpoint="selective", bias_view="slice"),
+    "slope_view": FlexTraining(bias=None, slope="grad", slope_view=True, checkpoint="selective"),
+    "qkv_view": FlexTraining(checkpoint="selective", qkv_view=True),
 }
+#: The named cases whose captured inputs (or q/k/v) are views.
+FLEX_VIEWS = ("t5_view", "expand_view", "slice_view", "slope_view", "qkv_view")
 
 
 def flex_training_workload(case: FlexTraining, device: str) -> tuple[Callable[..., Any], Callable[..., Any],
@@ -256,12 +283,17 @@ def flex_training_workload(case: FlexTraining, device: str) -> tuple[Callable[..
     def leaf(*shape: int, kind: Any = dtype, grad: bool = True) -> Any:
         return torch.randn(shape, generator=generator).to(device=device, dtype=kind).requires_grad_(grad)
 
-    length = case.length
-    query = leaf(case.batch, case.q_heads, length, case.head_dim)
-    key, value = (leaf(case.batch, case.kv_heads, length, case.head_dim) for _ in "kv")
-    index = relative_position_index(length, None).to(device)
-    table = leaf(int(index.max()) + 1, case.q_heads, kind=torch.float32, grad=case.table_grad)
-    param = leaf(case.q_heads, kind=torch.float32, grad=case.slope == "grad")
+    length, heads = case.length, case.q_heads
+    if case.qkv_view:
+        x = leaf(case.batch, length, 32)
+        projections = tuple(leaf(32, h * case.head_dim) for h in (heads, case.kv_heads, case.kv_heads))
+    else:
+        query = leaf(case.batch, heads, length, case.head_dim)
+        key, value = (leaf(case.batch, case.kv_heads, length, case.head_dim) for _ in "kv")
+    pad = 16 if case.bias_view == "slice" else 0
+    index = relative_position_index(length + pad, None).to(device)
+    table = leaf(int(index.max()) + 1, heads, kind=torch.float32, grad=case.table_grad)
+    param = leaf(heads, kind=torch.float32, grad=case.slope == "grad")
     ids = torch.arange(length, device=device)
     block_mask = None
     if case.mask:
@@ -269,21 +301,38 @@ def flex_training_workload(case: FlexTraining, device: str) -> tuple[Callable[..
         block_mask = create_block_mask(lambda b, h, q, kv: eager_doc[q] == eager_doc[kv], None, None, length, length,
                                        device=device)
 
-    def attention(query, key, value, table, index, param, ids):
-        bias = None  # (L, L, heads), computed in the graph
+    def captured_bias(table, index, dtype):
+        """``(bias, read)``: the bias computed in the graph and how ``score_mod`` reads it."""
+        bias = None  # (L, L, heads)
         if case.bias == "gather":
             bias = table[index]
         elif case.bias == "two_sources":
             bias = table[index] + 0.01 * index[..., None]
         elif case.bias == "cast":
-            bias = table[index.int()].to(query.dtype)
+            bias = table[index.int()].to(dtype)
+        if bias is None or case.bias_view is None:
+            return bias, lambda b, h, q, kv: bias[q, kv, h]
+        if case.bias_view == "slice":
+            bias = bias[pad:, pad:]
+            return bias, lambda b, h, q, kv: bias[q, kv, h]
+        bias = bias.permute(2, 0, 1).unsqueeze(0)  # (1, heads, L, L)
+        if case.bias_view == "expand":
+            bias = bias.expand(case.batch, -1, -1, -1)
+            return bias, lambda b, h, q, kv: bias[b, h, q, kv]
+        return bias, lambda b, h, q, kv: bias[0, h, q, kv]
+
+    def attention(query, key, value, table, index, param, ids):
+        bias, read_bias = captured_bias(table, index, query.dtype)
         slope = -torch.exp2(-param) if case.slope else None  # (heads,), computed in the graph
+        if slope is not None and case.slope_view:
+            slope = slope[None, :, None, None].expand(case.batch, heads, length, length)
 
         def score_mod(score, b, h, q_idx, kv_idx):
             if bias is not None:
-                score = score + bias[q_idx, kv_idx, h]
+                score = score + read_bias(b, h, q_idx, kv_idx)
             if slope is not None:
-                score = score + slope[h] * (kv_idx - q_idx)
+                per_head = slope[b, h, q_idx, kv_idx] if case.slope_view else slope[h]
+                score = score + per_head * (kv_idx - q_idx)
             return score
 
         mask = None
@@ -297,10 +346,26 @@ def flex_training_workload(case: FlexTraining, device: str) -> tuple[Callable[..
                                             block_mask.full_kv_num_blocks, block_mask.full_kv_indices,
                                             BLOCK_SIZE=block_mask.BLOCK_SIZE, mask_mod=mask_mod,
                                             seq_lengths=(length, length))
-        return flex_attention(query, key, value, score_mod=score_mod, block_mask=mask,
-                              enable_gqa=case.q_heads != case.kv_heads)
+        out = query
+        for _ in range(case.layers):  # later layers attend from the previous layer's output
+            out = flex_attention(out, key, value, score_mod=score_mod, block_mask=mask,
+                                 enable_gqa=case.q_heads != case.kv_heads)
+        return out
 
-    train = attention
+    if case.qkv_view:
+        def project(x, w, h):
+            return (x @ w).view(case.batch, length, h, case.head_dim).transpose(1, 2)
+
+        def from_projections(x, w_q, w_k, w_v, *rest):
+            return attention(project(x, w_q, heads), project(x, w_k, case.kv_heads), project(x, w_v, case.kv_heads),
+                             *rest)
+
+        leaves: tuple[Any, ...] = (x, *projections)
+        body = from_projections
+    else:
+        leaves, body = (query, key, value), attention
+
+    train = body
     if case.checkpoint:
         import functools
 
@@ -316,9 +381,9 @@ def flex_training_workload(case: FlexTraining, device: str) -> tuple[Callable[..
             options["context_fn"] = functools.partial(create_selective_checkpoint_contexts, policy)
 
         def train(*args):
-            return checkpoint(attention, *args, use_reentrant=False, **options)
+            return checkpoint(body, *args, use_reentrant=False, **options)
 
-    return train, attention, (query, key, value, table, index, param, ids)
+    return train, body, (*leaves, table, index, param, ids)
 
 
 def flex_training(case: FlexTraining | str, device: str, *, compare: bool) -> list[Step]:
