@@ -43,6 +43,7 @@ CLI: ``inductor-fix status | check | run`` (also ``python -m inductor_fix ...``)
 
 from . import _logs, report
 from ._lifecycle import LIFECYCLE
+from ._version import __version__
 from ._warnings import InductorFixWarning
 from .status import PatchStatus, State, Status
 
@@ -60,7 +61,6 @@ __all__ = [
     "removed",
     "status",
 ]
-__version__ = "0.1.0"
 
 activity = LIFECYCLE.activity
 apply = LIFECYCLE.apply

@@ -21,6 +21,7 @@ from typing import Any, Iterator, Sequence
 
 from . import _hook
 from ._registry import Registry
+from ._version import __version__
 from ._versions import distribution_version
 from ._warnings import warn_once
 from .patches import MODULE, PATCHES, NotNeeded, Patch, Unsupported
@@ -208,8 +209,6 @@ class Lifecycle:
 
         Never imports torch or Inductor.
         """
-        from . import __version__
-
         with self._lock:
             patches = tuple(PatchStatus(p.name, p.target, *self._states[p.name], p.activity.snapshot()["counts"])
                             for p in self.patches)

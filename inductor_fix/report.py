@@ -24,6 +24,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ._lifecycle import LIFECYCLE
+from ._version import __version__
 from .status import PROTECTED_STATES
 
 if TYPE_CHECKING:
@@ -108,9 +110,7 @@ def line() -> dict[str, Any]:
     """This process's report line (what :func:`_write` appends), as data."""
     import socket
 
-    from . import __version__, activity, status
-
-    now = status()
+    now, activity = LIFECYCLE.status(), LIFECYCLE.activity()
     return {
         "format": FORMAT,
         "inductor_fix": __version__,
@@ -125,7 +125,7 @@ def line() -> dict[str, Any]:
         "state": str(now.state),
         # Autotuning rounds that benchmarked choices here: the bugs can only strike in one.
         "benchmarks": _counter("select_algorithm_autotune") - _benchmarks_before,
-        "patches": [{"name": p.name, "state": str(p.state), "reason": p.reason, **activity()[p.name]}
+        "patches": [{"name": p.name, "state": str(p.state), "reason": p.reason, **activity[p.name]}
                     for p in now.patches],
     }
 

@@ -31,6 +31,9 @@ import tempfile
 import textwrap
 from typing import Any, Sequence
 
+import inductor_fix
+
+from .._versions import please_report
 from ..patches import PATCHES, patch_for_op
 from .case import RESULT_MARKER, ignore_cpu_backend_warning
 from .child import Stopped, run_child, stop_all
@@ -199,8 +202,6 @@ def run_check(
     json_path: str | None = None,
 ) -> int:
     """Run every case, print the table, return the exit status (0: all patched ok)."""
-    import inductor_fix
-
     ignore_cpu_backend_warning()
     try:
         import torch
@@ -256,9 +257,7 @@ def run_check(
     print()
     print(text)
     if exit_status == 1:
-        from ..cli import _please_report
-
-        print(_wrapped(_please_report("check --json FILE's file and the output of inductor-fix status --json")))
+        print(_wrapped(please_report("check --json FILE's file and the output of inductor-fix status --json")))
     if json_path:
         with open(json_path, "w") as handle:
             json.dump(
