@@ -31,8 +31,8 @@ from .status import PatchStatus, State, Status
 __all__ = ["DISABLE_VARIABLE", "LIFECYCLE", "Lifecycle", "disabled_patches"]
 
 DISABLE_VARIABLE = "INDUCTOR_FIX_DISABLE"
-#: Set by the process that warned about an unknown name in INDUCTOR_FIX_DISABLE (and by
-#: ``inductor-fix run``), to that value: its child processes do not warn again.
+#: Set by the process that warned about an unknown name in INDUCTOR_FIX_DISABLE, to that
+#: value: its child processes (which inherit it) do not warn again.
 DISABLE_WARNED_VARIABLE = "INDUCTOR_FIX_DISABLE_WARNED"
 _ALL = ("1", "true", "yes", "on", "all")
 _NONE = ("", "0", "false", "no", "off")

@@ -72,7 +72,6 @@ def _switch(entry: Entry) -> Any:
     def switch(*args: Any, **kwargs: Any) -> Any:
         return (patched if entry.active else original)(*args, **kwargs)
 
-    switch.__inductor_fix_wrapper__ = patched
     return type(entry.original)(switch) if isinstance(entry.original, (classmethod, staticmethod)) else switch
 
 
@@ -87,8 +86,9 @@ class Registry:
 
         An entry of ours for the slot that is still reachable from it (in the slot, or under
         another library's wrapper) is made active again instead (no second wrap); one that
-        is not (someone put another object in the slot) is dropped. Raises KeyError if ``owner`` does not define ``attribute`` itself, and
-        RuntimeError if it already holds another copy's ``inductor_fix`` object.
+        is not (someone put another object in the slot) is dropped. Raises KeyError if
+        ``owner`` does not define ``attribute`` itself, and RuntimeError if it already holds
+        another copy's ``inductor_fix`` object.
         """
         entry = self.find(owner, attribute, patch)
         if entry is not None and (entry.in_slot() or entry.under_another_wrapper()):

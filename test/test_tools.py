@@ -47,7 +47,7 @@ class TestMatrixExpectations(TestCase):
                 self.assertEqual(ex.expected(f"{name}:patched", version), "PASS" if patched_passes else "FAIL")
         # Where a patch's bug is but the patch does not fit (2.7's benchmark-realign), unsupported is the truth.
         for version in ("2.7.1", "2.14.1+cu130"):
-            misfit = any(p.is_affected(version) and not p.fixes(version) for p in PATCHES)
+            misfit = any(p.is_affected(version) and not p.fits(version) for p in PATCHES)
             self.assertEqual(ex.fix_states(version), ("unsupported",) if misfit else ("applied", "not-needed"))
 
     def test_suite_constants_are_read_without_importing(self) -> None:
@@ -99,6 +99,19 @@ class TestMatrixExpectations(TestCase):
         self.assertEqual(ex.verdict(entry("ERROR")), "ERROR")
         self.assertEqual(ex.verdict(entry(None)), "incomplete")
         self.assertEqual(ex.verdict({**entry("PASS"), "fix_state": "unsupported", "torch": "2.14.1"}), "UNPROTECTED")
+
+
+class TestTorchenv(TestCase):
+    def test_test_dependencies_are_the_test_extra(self) -> None:
+        if sys.version_info < (3, 11):
+            self.skipTest("tomllib is Python 3.11+")
+        import tomllib
+
+        import torchenv
+
+        extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
+        # packaging: the package's own requirement, which a venv made without installing it lacks.
+        self.assertEqual(set(torchenv.TEST_DEPENDENCIES) - {"packaging"}, {d for d in extra if not d.startswith("torch")})
 
 
 class TestMatrixPhaseRunner(TestCase):

@@ -172,7 +172,7 @@ def fix_states(torch_version: str) -> tuple[str, ...]:
     """The overall states ``inductor-fix status`` may truthfully give on ``torch_version``:
     protected, or ``unsupported`` where the table says a patch does not fit an affected
     release (2.7's benchmark-realign). Anything else means the internals moved."""
-    if torch_version and any(p.is_affected(torch_version) and not p.fixes(torch_version) for p in PATCHES):
+    if torch_version and any(p.is_affected(torch_version) and not p.fits(torch_version) for p in PATCHES):
         return ("unsupported",)
     return PROTECTED
 
