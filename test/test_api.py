@@ -126,6 +126,45 @@ class TestApplyRemove(TestCase):
             self.assertIs(owner.__dict__[name], original)
         self.assertEqual(inductor_fix.status().state, State.APPLIED)
 
+    def test_each_patch_removed_and_applied_by_name(self) -> None:
+        inductor_fix.apply()
+        for patch in PATCHES:
+            with inductor_fix.removed(patch.name) as inside:
+                self.assertEqual({p.name: p.state for p in inside.patches},
+                                 {p.name: State.REMOVED if p is patch else State.APPLIED for p in PATCHES})
+                for (owner, name), original in zip(WRAPPED, self.originals):
+                    target = f"{owner.__name__}.{name}"
+                    # A slot two patches wrap keeps the other's wrapper, ours inside it inert.
+                    others = any(target in p.targets for p in PATCHES if p is not patch)
+                    self.assertEqual(inductor_fix.is_patched(target), others, target)
+                    if not others:
+                        self.assertIs(owner.__dict__[name], original)
+            self.assertEqual(inductor_fix.status().state, State.APPLIED)
+        inductor_fix.remove()
+        for patch in PATCHES:  # one at a time onto stock, then the whole fix off: the originals back
+            with inductor_fix.applied(patch.name) as inside:
+                self.assertEqual({p.name: p.state for p in inside.patches},
+                                 {p.name: State.APPLIED if p is patch else State.REMOVED for p in PATCHES})
+                self.assertTrue(all(inductor_fix.is_patched(target) for target in patch.targets))
+            self.assertEqual([owner.__dict__[name] for owner, name in WRAPPED], self.originals)
+        for first, second in ((0, 1), (1, 2), (2, 1)):  # two patches on, removed in either order
+            inductor_fix.apply(PATCHES[first].name, PATCHES[second].name)
+            inductor_fix.remove(PATCHES[first].name)
+            inductor_fix.remove(PATCHES[second].name)
+            self.assertEqual([owner.__dict__[name] for owner, name in WRAPPED], self.originals)
+
+    def test_an_unknown_patch_name_is_an_error_that_changes_nothing(self) -> None:
+        inductor_fix.apply()
+        before = [owner.__dict__[name] for owner, name in WRAPPED]
+        for call in (inductor_fix.apply, inductor_fix.remove):
+            with self.assertRaisesRegex(ValueError, r"'cache_key' is no patch name; the patches are cache-key, "):
+                call(PATCHES[0].name, "cache_key")
+        for manager in (inductor_fix.applied, inductor_fix.removed):
+            with self.assertRaisesRegex(ValueError, "'no-such-patch' is no patch name"), manager("no-such-patch"):
+                self.fail("the block ran")
+        self.assertEqual([owner.__dict__[name] for owner, name in WRAPPED], before)
+        self.assertEqual(inductor_fix.status().state, State.APPLIED)
+
     def test_concurrent_apply_wraps_once(self) -> None:
         inductor_fix.remove()
         barrier = threading.Barrier(16)

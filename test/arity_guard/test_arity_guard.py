@@ -6,10 +6,8 @@ included, so these tests do not depend on the torch under test having the bug.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import re
-from unittest import mock
 
 from helpers import TORCH_RELEASE, affected, requires_cuda
 
@@ -25,17 +23,9 @@ from torch._inductor.test_case import TestCase, run_tests
 from torch.testing._internal.common_utils import instantiate_parametrized_tests, parametrize
 
 
-@contextlib.contextmanager
 def guard_alone():
-    """The fix with every patch of the table but this one disabled; restored after."""
-    others = ",".join(p.name for p in PATCHES if p is not PATCH)
-    inductor_fix.remove()
-    try:
-        with mock.patch.dict("os.environ", {"INDUCTOR_FIX_DISABLE": others}):
-            yield inductor_fix.apply()
-    finally:
-        inductor_fix.remove()
-        inductor_fix.apply()
+    """The fix with every patch of the table but this one removed; restored after."""
+    return inductor_fix.removed(*(p.name for p in PATCHES if p is not PATCH))
 
 
 def _name(value: str) -> str:
