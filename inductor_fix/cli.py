@@ -69,7 +69,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _ops(text: str) -> list[str]:
-    from .check.workloads import OPS
+    from .check.table import OPS
 
     ops = list(dict.fromkeys(op.strip() for op in text.split(",") if op.strip()))
     unknown = [op for op in ops if op not in OPS]
@@ -212,7 +212,7 @@ def _main(argv: list[str] | None) -> int:
         + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_STATUS.items()) + ".",
     )
     from .check.runner import DEFAULT_OPS
-    from .check.workloads import OPS
+    from .check.table import OPS
 
     check.add_argument(
         "--ops", type=_ops, default=",".join(DEFAULT_OPS),

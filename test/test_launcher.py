@@ -198,7 +198,7 @@ class TestRun(TestCase):
             import torch._inductor.select_algorithm
             active = "inductor_fix" in sys.modules
             from inductor_fix.check.harness import triton_cpu_harness
-            from inductor_fix.check.workloads import run_sequence
+            from inductor_fix.check.table import run_sequence
             with triton_cpu_harness():
                 steps = run_sequence("mm", "alias-first", "cpu", compare=False)
             state = str(sys.modules["inductor_fix"].status().state)

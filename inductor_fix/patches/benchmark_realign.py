@@ -48,7 +48,9 @@ graph (selective activation checkpointing) to selection unrealized, which crashe
 before any benchmark; it is realized first, as 2.14's lowering does.
 
 Delete this module, ``patches/0003-*``, ``test/benchmark_realign/``,
-``tools/bench_lib/benchmark_realign.py`` and ``docs/bench/benchmark_realign-*.json`` once,
+``tools/bench_lib/benchmark_realign.py``, ``docs/bench/benchmark_realign-*.json`` and
+``inductor_fix/check/benchmark_realign.py`` (its ``check`` workloads and the CPU harness
+seams only they need) once,
 in the oldest supported torch, every template lowering passes its kernel's inputs to
 selection (flex backward still passes a hand-built list in 2.15.0).
 """

@@ -13,8 +13,10 @@ from helpers import TORCH_RELEASE, affected, requires_cuda
 
 import inductor_fix
 from faults import EXTRA_PARAMETER, aliasing_blind_key, extra_kernel_parameter
-from inductor_fix.check.harness import flex_lowering_on_triton, triton_cpu_harness
-from inductor_fix.check.workloads import FLEX, FLEX_ORDER, ORDERS, optimizer_step, run_compiles, run_sequence
+from inductor_fix.check.benchmark_realign import FLEX, FLEX_ORDER, flex_lowering_on_triton
+from inductor_fix.check.harness import triton_cpu_harness
+from inductor_fix.check.table import run_sequence
+from inductor_fix.check.workloads import ORDERS, optimizer_step, run_compiles
 from inductor_fix.patches import PATCHES
 from inductor_fix.patches.arity_guard import PATCH
 from torch._dynamo.utils import counters

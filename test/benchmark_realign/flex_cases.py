@@ -103,11 +103,11 @@ def flex_cases(draw: st.DrawFn, dtypes: tuple[str, ...] = ("float32", "bfloat16"
 
 @st.composite
 def flex_training_cases(draw: st.DrawFn, dtypes: tuple[str, ...] = ("float32", "bfloat16")) -> Any:
-    """A :class:`~inductor_fix.check.workloads.FlexTraining`: q/k/v requiring grad; captured
+    """A :class:`~inductor_fix.check.benchmark_realign.FlexTraining`: q/k/v requiring grad; captured
     buffers in ``score_mod`` (a gathered, two-source or cast bias, the table with or without
     grad; a slope computed in the graph) and ``mask_mod``; GQA; plain, fully checkpointed or
     selectively checkpointed (captured producers recomputed in the backward graph)."""
-    from inductor_fix.check.workloads import FlexTraining
+    from inductor_fix.check.benchmark_realign import FlexTraining
 
     kv_heads = draw(st.sampled_from([1, 2]), label="kv_heads")
     bias = draw(st.sampled_from([None, "gather", "two_sources", "cast"]), label="bias")

@@ -17,8 +17,8 @@ from helpers import DEVICE, GUARD_KINDS, TOLERANCE, TORCH_RELEASE, affected, cou
 from hypothesis import Phase, example, given, settings
 from observe import observe_autotuning
 
-from inductor_fix.check.harness import flex_backward_on_triton, triton_cpu_harness
-from inductor_fix.check.workloads import FLEX_TRAINING, FlexTraining, flex_training
+from inductor_fix.check.benchmark_realign import FLEX_TRAINING, FlexTraining, flex_backward_on_triton, flex_training
+from inductor_fix.check.harness import triton_cpu_harness
 from torch._dynamo.utils import counters
 from torch._inductor.test_case import TestCase, run_tests
 
