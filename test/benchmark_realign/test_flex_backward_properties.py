@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import contextlib
 
+import pytest
 from flex_cases import flex_training_cases
-from helpers import DEVICE, GUARD_KINDS, TOLERANCE, TORCH_RELEASE, affected, counterexample_on_stock, fresh_cache, stock_phases
+from helpers import (DEVICE, GUARD_KINDS, TOLERANCE, TORCH_RELEASE, affected, counterexample_on_stock, fresh_cache,
+                     stock_phases)
 from hypothesis import Phase, example, given, settings
 from observe import observe_autotuning
 
@@ -69,6 +71,7 @@ class TestFlexBackwardProperties(TestCase):
         check_flex_backward(case)
 
 
+@pytest.mark.negative_control
 class TestFlexBackwardNegativeControl(TestCase):
     """With the fix removed, Hypothesis must find a crashing training case on an affected release."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 
+import pytest
 from flex_cases import FlexCase, flex_cases
 from helpers import DEVICE, GUARD_KINDS, TOLERANCE, affected, counterexample_on_stock, fresh_cache, stock_phases
 from hypothesis import example, given, settings
@@ -79,6 +80,7 @@ class TestFlexProperties(TestCase):
         check_flex(case)
 
 
+@pytest.mark.negative_control
 class TestFlexNegativeControl(TestCase):
     """With the fix removed, Hypothesis must find a crashing flex case on an affected release."""
 
