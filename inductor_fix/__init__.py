@@ -46,7 +46,7 @@ CLI: ``inductor-fix status | check | run`` (also ``python -m inductor_fix ...``)
 
 from . import _logs, report
 from ._lifecycle import LIFECYCLE
-from ._version import __version__
+from ._version import __version__ as __version__
 from ._warnings import InductorFixWarning
 from .status import PatchStatus, State, Status
 

@@ -96,7 +96,8 @@ class TestRun(TestCase):
         self.assertEqual(missing.returncode, 127)
         self.assertIn("command not found: no-such-command-here", missing.stderr)
         for name, text, message in (("no-shebang", "echo hi\n", "cannot run"),
-                                    ("bad-interpreter", "#!/no/such/interpreter\n", "its #! interpreter was not found")):
+                                    ("bad-interpreter", "#!/no/such/interpreter\n",
+                                     "its #! interpreter was not found")):
             script = self.directory / name
             script.write_text(text)
             script.chmod(0o755)

@@ -196,7 +196,8 @@ class TestPackageMetadata(TestCase):
         self.assertEqual(self.project["optional-dependencies"], {
             "check": ["torch>=2.8", "numpy"],
             "test": ["torch>=2.8", "numpy", "pytest>=7", "hypothesis>=6.100", "expecttest>=0.2",
-                     "wrapt>=1.14"],  # test_api wraps over ours with a real wrapt wrapper
+                     "wrapt>=1.14",  # test_api wraps over ours with a real wrapt wrapper
+                     "ruff>=0.6"],  # the linter, test/test_lint.py
         })
         self.assertEqual(self.pyproject["tool"]["setuptools"]["packages"]["find"], {"include": ["inductor_fix*"]})
         self.assertIn("setuptools>=77", self.pyproject["build-system"]["requires"])

@@ -27,5 +27,6 @@ def _run(name: str, order: str, device: str, *, compare: bool, **options: Any) -
 
 #: The ``check`` ops this patch's bug shows in (``PATCH.check_ops``), in its order.
 WORKLOADS: tuple[Workload, ...] = tuple(
-    Workload(name, {order: (LABELS[order], len(SEQUENCES[order])) for order in SEQUENCES}, functools.partial(_run, name))
+    Workload(name, {order: (LABELS[order], len(aliasing)) for order, aliasing in SEQUENCES.items()},
+             functools.partial(_run, name))
     for name in ("bmm", "mm", "addmm", "baddbmm", "bmm_t"))

@@ -145,7 +145,7 @@ def _run_compiles(
         operands = make_operands(op, aliased, device, dtype, seed=len(steps))
         torch._dynamo.reset()
         compiled = torch.compile(lambda *xs: op.call(*xs), mode=MODE, fullgraph=True, **compile_options)
-        check = (lambda result: max_rel_error(result, op.call(*operands))) if compare else None
+        check = (lambda result, operands=operands: max_rel_error(result, op.call(*operands))) if compare else None
         steps.append(compile_step(aliased, compiled, operands, device, check))
         if steps[-1].error:
             break

@@ -76,7 +76,7 @@ class TestArityGuardCPU(TestCase):
         self.assertEqual(len(messages), excluded)
         self.assertExpectedInline(
             _normalise(messages[0]),
-            """inductor_fix: excluded a Triton template choice of 'mm' [<config>] from autotuning: kernel triton_mm(inductor_fix_extra, arg_A, arg_B, out_ptr0) takes 4 parameters, but its benchmark request passes 3 arguments (input 128x128 float32, input 128x128 float32, output 128x128 float32) before the 3 grid values""",  # noqa: B950
+            """inductor_fix: excluded a Triton template choice of 'mm' [<config>] from autotuning: kernel triton_mm(inductor_fix_extra, arg_A, arg_B, out_ptr0) takes 4 parameters, but its benchmark request passes 3 arguments (input 128x128 float32, input 128x128 float32, output 128x128 float32) before the 3 grid values""",  # noqa: E501 (expecttest's inline text)
         )
         self.assertIn(EXTRA_PARAMETER, messages[0])
 
@@ -145,7 +145,8 @@ class TestArityGuardGPU(TestCase):
 
     @config.patch(max_autotune_gemm_backends="ATEN,TRITON")
     def test_unfixable_mismatch_falls_back_to_aten(self) -> None:
-        with inductor_fix.applied(), extra_kernel_parameter(), self.assertLogs("inductor_fix.patches.arity_guard", logging.WARNING):
+        with inductor_fix.applied(), extra_kernel_parameter(), \
+                self.assertLogs("inductor_fix.patches.arity_guard", logging.WARNING):
             steps = run_compiles("mm", (False, True), "cuda", compare=True)
         self.assertEqual([s.error for s in steps], [None, None])
         self.assertGreater(counters["inductor_fix"]["excluded"], 0)

@@ -22,7 +22,8 @@ from torch.testing._internal.common_utils import instantiate_parametrized_tests,
 
 FLEX_OPS = tuple(FLEX)
 #: What a flex launch one tensor short says: the real launcher, or the harness's oracle.
-SHORT_LAUNCH = r"TypeError: .*(missing 1 required positional argument: '_grid_2'|missing a required argument: 'out_ptr0')"
+SHORT_LAUNCH = (r"TypeError: .*(missing 1 required positional argument: '_grid_2'"
+                r"|missing a required argument: 'out_ptr0')")
 
 
 class _Node:
