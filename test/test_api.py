@@ -156,9 +156,10 @@ class TestApplyRemove(TestCase):
     def test_an_unknown_patch_name_is_an_error_that_changes_nothing(self) -> None:
         inductor_fix.apply()
         before = [owner.__dict__[name] for owner, name in WRAPPED]
+        known, misspelt = ", ".join(p.name for p in PATCHES), PATCHES[0].module  # the module's name, not the patch's
         for call in (inductor_fix.apply, inductor_fix.remove):
-            with self.assertRaisesRegex(ValueError, r"'cache_key' is no patch name; the patches are cache-key, "):
-                call(PATCHES[0].name, "cache_key")
+            with self.assertRaisesRegex(ValueError, f"'{misspelt}' is no patch name; the patches are {known}$"):
+                call(PATCHES[0].name, misspelt)
         for manager in (inductor_fix.applied, inductor_fix.removed):
             with self.assertRaisesRegex(ValueError, "'no-such-patch' is no patch name"), manager("no-such-patch"):
                 self.fail("the block ran")
