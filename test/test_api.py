@@ -156,7 +156,7 @@ class TestApplyRemove(TestCase):
     def test_an_unknown_patch_name_is_an_error_that_changes_nothing(self) -> None:
         inductor_fix.apply()
         before = [owner.__dict__[name] for owner, name in WRAPPED]
-        known, misspelt = ", ".join(p.name for p in PATCHES), PATCHES[0].module  # the module's name, not the patch's
+        known, misspelt = ", ".join(p.name for p in PATCHES), PATCHES[0].name.upper()
         for call in (inductor_fix.apply, inductor_fix.remove):
             with self.assertRaisesRegex(ValueError, f"'{misspelt}' is no patch name; the patches are {known}$"):
                 call(PATCHES[0].name, misspelt)
