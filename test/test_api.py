@@ -4,6 +4,7 @@ asserted for every patch of the table, and undo that respects other libraries' w
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import subprocess
 import sys
@@ -147,10 +148,10 @@ class TestApplyRemove(TestCase):
                                  {p.name: State.APPLIED if p is patch else State.REMOVED for p in PATCHES})
                 self.assertTrue(all(inductor_fix.is_patched(target) for target in patch.targets))
             self.assertEqual([owner.__dict__[name] for owner, name in WRAPPED], self.originals)
-        for first, second in ((0, 1), (1, 2), (2, 1)):  # two patches on, removed in either order
-            inductor_fix.apply(PATCHES[first].name, PATCHES[second].name)
-            inductor_fix.remove(PATCHES[first].name)
-            inductor_fix.remove(PATCHES[second].name)
+        for first, second in itertools.permutations(PATCHES, 2):  # two on (some share a slot), removed in turn
+            inductor_fix.apply(first.name, second.name)
+            inductor_fix.remove(first.name)
+            inductor_fix.remove(second.name)
             self.assertEqual([owner.__dict__[name] for owner, name in WRAPPED], self.originals)
 
     def test_an_unknown_patch_name_is_an_error_that_changes_nothing(self) -> None:
