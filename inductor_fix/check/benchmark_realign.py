@@ -59,7 +59,6 @@ three more seams, entered by :func:`harness_seams`:
    the forward kernel is generated without its logsumexp store, where a GPU has
    ``True``. That is one constexpr of the template: ``LSE`` stays a kernel parameter
    and an input of the lowerings, so parameters and arguments are as on a GPU.
-
 """
 
 from __future__ import annotations
@@ -91,6 +90,7 @@ FLEX_ORDER = "gathered-bias"
 #: The training compiles of ``check --ops flex_backward``: sequence -> (its label in the
 #: table, the :data:`FLEX_TRAINING` case it compiles).
 TRAINING_SEQUENCES: dict[str, tuple[str, str]] = {"training": ("training (SAC)", "selective")}
+
 
 def relative_position_index(length: int, window: int | None) -> Any:
     """(L, L) int64 index into a relative-position table: 1-D (``q - kv + L - 1``, table
@@ -302,7 +302,6 @@ def flex_gathered_bias(name: str, device: str, *, compare: bool, dtype: Any = No
     check = (lambda result: max_rel_error(result, attend(*args))) if compare else None
     with config.patch(fx_graph_cache=False):
         return [compile_step(False, compiled, args, device, check)]
-
 
 
 def _run_flex(name: str, order: str, device: str, *, compare: bool, **options: Any) -> list[Step]:
