@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["DISTRIBUTION", "distribution_version", "project_url", "release_of"]
+__all__ = ["DISTRIBUTION", "distribution_version", "please_report", "project_url", "release_of"]
 
 #: This project's distribution name (the import name is ``inductor_fix``).
 DISTRIBUTION = "inductor-fix"
@@ -33,6 +33,13 @@ def project_url(label: str) -> str | None:
         if name.strip().lower() == label.lower():
             return url.strip()
     return None
+
+
+def please_report(attach: str) -> str:
+    """Where to report a problem, for ``status`` and ``check`` to print: the Issues URL of
+    the installed distribution's metadata (none from a checkout never installed)."""
+    url = project_url("Issues")
+    return f"please report it{f' at {url}' if url else ''}, with {attach}"
 
 
 def release_of(version: str | None) -> str | None:

@@ -23,21 +23,15 @@ def _status(args: argparse.Namespace) -> int:
     status = inductor_fix.status()
     print(json.dumps(status.to_dict(), indent=2) if args.json else status.format())
     if status.state == "unsupported" and not args.json:
-        print(_please_report("the output of inductor-fix status --json"))
+        from ._versions import please_report
+
+        print(please_report("the output of inductor-fix status --json"))
     if args.require == "protected" and not status.protected:
         hint = " (drop --no-load to resolve it)" if args.no_load and status.state == "pending" else ""
         reason = status.reason.removeprefix("not protected: ")
         print(f"inductor_fix status: not protected ({status.state}): {reason}{hint}", file=sys.stderr)
         return 1
     return 0
-
-
-def _please_report(attach: str) -> str:
-    """Where to report a problem: the Issues URL of the installed distribution's metadata."""
-    from ._versions import project_url
-
-    url = project_url("Issues")
-    return f"please report it{f' at {url}' if url else ''}, with {attach}"
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -75,7 +69,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _ops(text: str) -> list[str]:
-    from .check.workloads import OPS
+    from .check.table import OPS
 
     ops = list(dict.fromkeys(op.strip() for op in text.split(",") if op.strip()))
     unknown = [op for op in ops if op not in OPS]
@@ -148,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     from .check.runner import EXIT_STATUS
 
-    from . import __version__
+    from ._version import __version__
     from ._versions import DISTRIBUTION, distribution_version, project_url
 
     program = _program()
@@ -218,7 +212,7 @@ def _main(argv: list[str] | None) -> int:
         + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_STATUS.items()) + ".",
     )
     from .check.runner import DEFAULT_OPS
-    from .check.workloads import OPS
+    from .check.table import OPS
 
     check.add_argument(
         "--ops", type=_ops, default=",".join(DEFAULT_OPS),

@@ -24,6 +24,9 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ._lifecycle import LIFECYCLE
+from ._version import __version__
+from .patches import PATCHES
 from .status import PROTECTED_STATES
 
 if TYPE_CHECKING:
@@ -108,9 +111,7 @@ def line() -> dict[str, Any]:
     """This process's report line (what :func:`_write` appends), as data."""
     import socket
 
-    from . import __version__, activity, status
-
-    now = status()
+    now, activity = LIFECYCLE.status(), LIFECYCLE.activity()
     return {
         "format": FORMAT,
         "inductor_fix": __version__,
@@ -125,7 +126,7 @@ def line() -> dict[str, Any]:
         "state": str(now.state),
         # Autotuning rounds that benchmarked choices here: the bugs can only strike in one.
         "benchmarks": _counter("select_algorithm_autotune") - _benchmarks_before,
-        "patches": [{"name": p.name, "state": str(p.state), "reason": p.reason, **activity()[p.name]}
+        "patches": [{"name": p.name, "state": str(p.state), "reason": p.reason, **activity[p.name]}
                     for p in now.patches],
     }
 
@@ -288,7 +289,7 @@ def _advice(summary: Summary, entries: list[dict[str, Any]], blind: list[dict[st
                 "TORCHINDUCTOR_CACHE_DIR to learn whether a cold compile needs the fix")
     if summary["needed"]:
         return (f"keep inductor_fix on torch {torch}: without it these processes would have crashed or replayed "
-                "a kernel built for other inputs")
+                f"a kernel built for other inputs; {_until(summary)}")
     states = {state for info in summary["patches"].values() for state in info["states"]}
     remove = ("remove it: python -m pip uninstall inductor-fix, and drop `import inductor_fix` or the "
               "`inductor-fix run --` prefix")
@@ -298,6 +299,12 @@ def _advice(summary: Summary, entries: list[dict[str, Any]], blind: list[dict[st
             f"do: you can {remove} (keep it if other jobs compile other models with max-autotune)")
 
 
+def _until(summary: Summary) -> str:
+    """Until when the patches that acted are needed: each one's ``Patch.delete_when``."""
+    acted = [p for p in PATCHES if summary["patches"].get(p.name, {}).get("processes_acted")]
+    return "; ".join(f"{p.name} is needed until {p.delete_when}" for p in acted)
+
+
 def format_summary(summary: Summary, width: int = 100) -> str:
     """The one-screen text ``inductor-fix report`` prints; first line ``needed: yes|no|unknown``."""
     import textwrap
@@ -305,7 +312,8 @@ def format_summary(summary: Summary, width: int = 100) -> str:
     needed = {True: "yes", False: "no", None: "unknown"}[summary["needed"]]
     lines = [f"needed: {needed}",
              f"{summary['processes']} process(es) loaded Inductor ({summary['processes_with_fix_on']} with the fix on, "
-             f"{summary['benchmarks']} autotuning benchmark(s)); torch {', '.join(summary['torch']) or '-'}; inductor_fix {', '.join(summary['inductor_fix']) or '-'}"]
+             f"{summary['benchmarks']} autotuning benchmark(s)); torch {', '.join(summary['torch']) or '-'}; "
+             f"inductor_fix {', '.join(summary['inductor_fix']) or '-'}"]
     for name, info in summary["patches"].items():
         states = ", ".join(f"{state} in {count}" for state, count in info["states"].items())
         did = ", ".join(f"{kind} {count}" for kind, count in info["counts"].items())

@@ -31,7 +31,8 @@ class TestStatusCommand(TestCase):
     def test_status_resolves_and_prints(self) -> None:
         result = _cli("status")
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertRegex(result.stdout, rf"^inductor_fix: applied - protected: {PATCHES[0].name} (applied|not-needed); ")
+        self.assertRegex(result.stdout,
+                         rf"^inductor_fix: applied - protected: {PATCHES[0].name} (applied|not-needed); ")
 
     def test_status_json(self) -> None:
         result = _cli("status", "--json", "--no-load")
@@ -78,14 +79,16 @@ class TestCheckCommand(TestCase):
         error = "TypeError: " + "launcher() missing 1 required positional argument: '_grid_2' " * 4
         cases = [Case("flex_decoding", "gathered-bias", "stock", "cpu", error=error, affected=True),
                  Case("flex_decoding", "gathered-bias", "patched", "cpu", ok=True,
-                      steps=[{"max_rel_error": 4.3e-07}], guard={"realigned": 4, "excluded_at_benchmark": 12, "selections_realigned": 1})]
+                      steps=[{"max_rel_error": 4.3e-07}],
+                      guard={"realigned": 4, "excluded_at_benchmark": 12, "selections_realigned": 1})]
         text, exit_status = verdict(cases)
         self.assertEqual(exit_status, 0)
         self.assertLessEqual(max(map(len, text.splitlines())), 100, text)
         self.assertIn("crashed (expected) [1]", text)
         cell = " ".join(line[line.index("ok ("):] if "ok (" in line else line.strip()
                         for line in text.split("\n\n")[0].splitlines()[2:])
-        self.assertEqual(cell, "ok (err 4.3e-07, excluded_at_benchmark 12, realigned 4, selections_realigned 1)")  # wrapped, whole
+        # wrapped, whole:
+        self.assertEqual(cell, "ok (err 4.3e-07, excluded_at_benchmark 12, realigned 4, selections_realigned 1)")
         note = re.search(r"(?ms)^\[1\] (.*?)\n\n", text).group(1)
         self.assertEqual(" ".join(line.strip() for line in note.splitlines()), error.strip())  # nothing lost
 

@@ -72,6 +72,7 @@ class TestSummary(TestCase):
         self.assertIs(summary["needed"], True)
         self.assertEqual(summary["patches"][acted]["processes_acted"], 1)
         self.assertIn("keep inductor_fix", summary["advice"])
+        self.assertIn(f"{acted} is needed until {PATCHES[0].delete_when}", summary["advice"])  # when it can go
 
     def test_needed_no_says_how_to_remove(self) -> None:
         for state, phrase in (("applied", "no patch found anything to do"), ("not-needed", "has none of the bugs")):

@@ -103,7 +103,8 @@ def format_table(table: dict[str, dict[str, str]]) -> str:
     lines = ["FINGERPRINTS = {"]
     for release in sorted(table, key=_release_key):
         if table[release]:
-            lines += [f'    "{release}": {{', *(f'        "{t}": "{fp}",' for t, fp in table[release].items()), "    },"]
+            lines += [f'    "{release}": {{', *(f'        "{t}": "{fp}",' for t, fp in table[release].items()),
+                      "    },"]
     return "\n".join([*lines, "}"]) + "\n"
 
 
@@ -121,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true",
                         help="record the wheels' releases in each patch module's FINGERPRINTS (others are kept)")
     parser.add_argument("--compare", action="store_true", help="compare with --against instead of printing the table")
-    parser.add_argument("--against", choices=sorted(RECORDED, key=_release_key), default=max(RECORDED, key=_release_key),
+    parser.add_argument("--against", choices=sorted(RECORDED, key=_release_key),
+                        default=max(RECORDED, key=_release_key),
                         help="recorded release to compare with (default: %(default)s)")
     args = parser.parse_args(argv)
     if args.compare and args.write:

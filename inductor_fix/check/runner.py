@@ -1,8 +1,9 @@
 """``python -m inductor_fix check``: does the installed torch crash, and does the fix stop it?
 
-For each matmul op (bmm, mm, addmm, baddbmm) and order (alias-first,
-distinct-first) it runs the two-compile sequence of
-:mod:`inductor_fix.check.workloads` (pytorch/pytorch#188069), and for each
+Each patch declares the ops that show its bug, in ``inductor_fix/check/<patch
+module>.py``, found through the patch table (:mod:`inductor_fix.check.table`). For each
+matmul op (bmm, mm, addmm, baddbmm) and order (alias-first, distinct-first) it runs the
+two-compile sequence (pytorch/pytorch#188069), and for each
 FlexAttention op (flex, flex_decoding) the gathered-bias compile (#194515), and for
 flex_backward a training step of it under selective activation checkpointing, twice:
 stock (``INDUCTOR_FIX_DISABLE=1``) and patched, each in a fresh subprocess with a
@@ -31,10 +32,13 @@ import tempfile
 import textwrap
 from typing import Any, Sequence
 
+import inductor_fix
+
+from .._versions import please_report
 from ..patches import PATCHES, patch_for_op
 from .case import RESULT_MARKER, ignore_cpu_backend_warning
 from .child import Stopped, run_child, stop_all
-from .workloads import orders_of, steps_of
+from .table import harness_notes, label_of, orders_of, steps_of
 
 __all__ = ["EXIT_STATUS", "Case", "run_check", "verdict"]
 
@@ -50,19 +54,16 @@ PROSE = 80
 #: What ``check`` runs unless ``--ops`` says otherwise: the ops each patch lists, but
 #: ``bmm_t`` (the same kernels as ``bmm``, transposed; ``--ops bmm_t`` runs it).
 DEFAULT_OPS = tuple(op for patch in PATCHES for op in patch.check_ops if op != "bmm_t")
-SEQUENCE_LABELS = {"alias-first": "alias -> distinct", "distinct-first": "distinct -> alias",
-                   "gathered-bias": "gathered bias", "training": "training (SAC)",
-                   "t5-view": "T5 view (SAC)"}
 MODES = ("stock", "patched")
 
-HARNESS_NOTE = (
+#: Each patch's own seams add a sentence between these two (its HARNESS_NOTE).
+HARNESS_NOTE = " ".join((
     "CPU-only machine: Triton-on-CPU harness. Inductor's real template codegen, codegen cache and "
     "benchmark-request code run; kernel launches are replaced by an arity oracle that raises the "
-    "TypeError a real launcher would (CONTRIBUTING.md, 'The CPU harness', says which seams it replaces). "
-    "FlexAttention reaches its Triton forward, decoding and backward templates through three more "
-    "seams (the lowering's CPU dispatch and the API's CPU-backward refusal removed, a stand-in GPU's "
-    "SM count). It shows whether arguments fit kernels, not whether outputs are right."
-)
+    "TypeError a real launcher would (CONTRIBUTING.md, 'The CPU harness', says which seams it replaces).",
+    *harness_notes(),
+    "It shows whether arguments fit kernels, not whether outputs are right.",
+))
 
 
 @dataclasses.dataclass
@@ -133,7 +134,7 @@ def _run_case_process(case: Case, timeout: float, threads: int | None) -> Case:
     result = child.result
     case.state, case.steps, case.guard = result["state"], result["steps"], result["guard"]
     failed = [step for step in case.steps if step["error"]]
-    case.ok = not failed and len(case.steps) == steps_of(case.order)
+    case.ok = not failed and len(case.steps) == steps_of(case.op, case.order)
     case.error = failed[0]["error"] if failed else None
     return case
 
@@ -155,7 +156,7 @@ def _table(cases: list[Case]) -> tuple[str, list[str]]:
     by_key = {(c.op, c.order, c.mode): c for c in cases}
     rows = [("op", "sequence", "stock", "patched")]
     for op, order in dict.fromkeys((c.op, c.order) for c in cases):
-        rows.append((op, SEQUENCE_LABELS[order], cell(by_key[op, order, "stock"]), cell(by_key[op, order, "patched"])))
+        rows.append((op, label_of(op, order), cell(by_key[op, order, "stock"]), cell(by_key[op, order, "patched"])))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = []
     indent = sum(widths) + 2 * len(widths)
@@ -200,8 +201,6 @@ def run_check(
     json_path: str | None = None,
 ) -> int:
     """Run every case, print the table, return the exit status (0: all patched ok)."""
-    import inductor_fix
-
     ignore_cpu_backend_warning()
     try:
         import torch
@@ -257,9 +256,7 @@ def run_check(
     print()
     print(text)
     if exit_status == 1:
-        from ..cli import _please_report
-
-        print(_wrapped(_please_report("check --json FILE's file and the output of inductor-fix status --json")))
+        print(_wrapped(please_report("check --json FILE's file and the output of inductor-fix status --json")))
     if json_path:
         with open(json_path, "w") as handle:
             json.dump(

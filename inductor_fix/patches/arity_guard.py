@@ -45,7 +45,8 @@ from types import ModuleType
 from typing import Any, Callable, NamedTuple
 
 from .._activity import Activity
-from .base import GRID_VALUES, Patch, Unsupported, kernel_parameters, require_class, tensor_metas, require_codegen_cache, require_function, require_parameters
+from .base import (GRID_VALUES, Patch, Unsupported, kernel_parameters, require_class, require_codegen_cache,
+                   require_function, require_parameters, tensor_metas)
 
 __all__ = ["ArityMismatch", "PATCH", "arity_mismatch", "benchmark_argument_count"]
 
@@ -103,7 +104,8 @@ def benchmark_argument_count(bmreq: Any, inputs: int | None = None) -> int:
     return inputs + len(tensor_metas(bmreq.output_tensor_meta)) + len(bmreq.extra_args) - GRID_VALUES
 
 
-def benchmark_arguments(bmreq: Any, inputs: list[Any] | None = None, outputs: list[Any] | None = None) -> tuple[str, ...]:
+def benchmark_arguments(bmreq: Any, inputs: list[Any] | None = None,
+                        outputs: list[Any] | None = None) -> tuple[str, ...]:
     """Describe each argument counted by :func:`benchmark_argument_count`, for messages;
     ``inputs``/``outputs`` (tensors) stand for the request's own tensor metas if given."""
     inputs = tensor_metas(bmreq.input_tensor_meta) if inputs is None else inputs

@@ -12,10 +12,11 @@ In-process autotuning makes one example tensor per distinct buffer name of the
 A Triton template kernel takes one pointer per distinct buffer name of its own
 ``input_nodes``: the explicit inputs, then every buffer rendering captured. The
 FlexAttention lowerings (``kernel/flex/flex_attention.py``, ``flex_decoding.py``;
-forward and decoding up to 2.14, the backward in every release so far) pass a hand-built list holding a ``score_mod``'s logical buffer (``bias =
-table[index]``) where the kernel, having inlined the gather, takes ``index`` and
-``table``: the launch is one argument short (``launcher() missing 1 required
-positional argument: '_grid_2'``). The benchmark subprocess and the final call
+forward and decoding up to 2.14, the backward in every release so far) pass a
+hand-built list holding a ``score_mod``'s logical buffer (``bias = table[index]``)
+where the kernel, having inlined the gather, takes ``index`` and ``table``: the launch
+is one argument short (``launcher() missing 1 required positional argument:
+'_grid_2'``). The benchmark subprocess and the final call
 build their arguments from the kernel's own list and are right.
 
 The fix, general rather than flex-specific: a Triton template choice whose kernel
@@ -50,7 +51,9 @@ selection cannot key is realized first, as 2.14's lowering does. (Forward and de
 lowerings realize theirs in every release 2.8–2.15.)
 
 Delete this module, ``patches/0003-*``, ``test/benchmark_realign/``,
-``tools/bench_lib/benchmark_realign.py`` and ``docs/bench/benchmark_realign-*.json`` once,
+``tools/bench_lib/benchmark_realign.py``, ``docs/bench/benchmark_realign-*.json`` and
+``inductor_fix/check/benchmark_realign.py`` (its ``check`` workloads and the CPU harness
+seams only they need) once,
 in the oldest supported torch, every template lowering passes its kernel's inputs to
 selection (flex backward still passes a hand-built list in 2.15.0).
 """

@@ -6,17 +6,17 @@ included, so these tests do not depend on the torch under test having the bug.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import re
-from unittest import mock
 
 from helpers import TORCH_RELEASE, affected, requires_cuda
 
 import inductor_fix
 from faults import EXTRA_PARAMETER, aliasing_blind_key, extra_kernel_parameter
-from inductor_fix.check.harness import flex_lowering_on_triton, triton_cpu_harness
-from inductor_fix.check.workloads import FLEX, FLEX_ORDER, ORDERS, optimizer_step, run_compiles, run_sequence
+from inductor_fix.check.benchmark_realign import FLEX, FLEX_ORDER, flex_lowering_on_triton
+from inductor_fix.check.harness import triton_cpu_harness
+from inductor_fix.check.table import run_sequence
+from inductor_fix.check.workloads import ORDERS, optimizer_step, run_compiles
 from inductor_fix.patches import PATCHES
 from inductor_fix.patches.arity_guard import PATCH
 from torch._dynamo.utils import counters
@@ -25,17 +25,9 @@ from torch._inductor.test_case import TestCase, run_tests
 from torch.testing._internal.common_utils import instantiate_parametrized_tests, parametrize
 
 
-@contextlib.contextmanager
 def guard_alone():
-    """The fix with every patch of the table but this one disabled; restored after."""
-    others = ",".join(p.name for p in PATCHES if p is not PATCH)
-    inductor_fix.remove()
-    try:
-        with mock.patch.dict("os.environ", {"INDUCTOR_FIX_DISABLE": others}):
-            yield inductor_fix.apply()
-    finally:
-        inductor_fix.remove()
-        inductor_fix.apply()
+    """The fix with every patch of the table but this one removed; restored after."""
+    return inductor_fix.removed(*(p.name for p in PATCHES if p is not PATCH))
 
 
 def _name(value: str) -> str:
@@ -84,7 +76,7 @@ class TestArityGuardCPU(TestCase):
         self.assertEqual(len(messages), excluded)
         self.assertExpectedInline(
             _normalise(messages[0]),
-            """inductor_fix: excluded a Triton template choice of 'mm' [<config>] from autotuning: kernel triton_mm(inductor_fix_extra, arg_A, arg_B, out_ptr0) takes 4 parameters, but its benchmark request passes 3 arguments (input 128x128 float32, input 128x128 float32, output 128x128 float32) before the 3 grid values""",  # noqa: B950
+            """inductor_fix: excluded a Triton template choice of 'mm' [<config>] from autotuning: kernel triton_mm(inductor_fix_extra, arg_A, arg_B, out_ptr0) takes 4 parameters, but its benchmark request passes 3 arguments (input 128x128 float32, input 128x128 float32, output 128x128 float32) before the 3 grid values""",  # noqa: E501 (expecttest's inline text)
         )
         self.assertIn(EXTRA_PARAMETER, messages[0])
 
@@ -153,7 +145,8 @@ class TestArityGuardGPU(TestCase):
 
     @config.patch(max_autotune_gemm_backends="ATEN,TRITON")
     def test_unfixable_mismatch_falls_back_to_aten(self) -> None:
-        with inductor_fix.applied(), extra_kernel_parameter(), self.assertLogs("inductor_fix.patches.arity_guard", logging.WARNING):
+        with inductor_fix.applied(), extra_kernel_parameter(), \
+                self.assertLogs("inductor_fix.patches.arity_guard", logging.WARNING):
             steps = run_compiles("mm", (False, True), "cuda", compare=True)
         self.assertEqual([s.error for s in steps], [None, None])
         self.assertGreater(counters["inductor_fix"]["excluded"], 0)

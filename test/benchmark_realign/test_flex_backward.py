@@ -38,8 +38,9 @@ from observe import observe_autotuning
 from packaging.version import Version
 
 import inductor_fix
-from inductor_fix.check.harness import flex_backward_on_triton, triton_cpu_harness
-from inductor_fix.check.workloads import FLEX_VIEWS, Step, flex_training
+from inductor_fix.check.benchmark_realign import FLEX_VIEWS, flex_backward_on_triton, flex_training
+from inductor_fix.check.harness import triton_cpu_harness
+from inductor_fix.check.workloads import Step
 from torch._dynamo.utils import counters
 from torch._inductor.test_case import TestCase, run_tests
 from torch.testing._internal.common_utils import instantiate_parametrized_tests, parametrize
@@ -137,7 +138,7 @@ def _training_in_fresh_process(case: str, dtype: str, disable: bool) -> Step:
     cannot spare it the benchmark that crashes."""
     code = f"""
         import dataclasses, json
-        from inductor_fix.check.workloads import FLEX_TRAINING, flex_training
+        from inductor_fix.check.benchmark_realign import FLEX_TRAINING, flex_training
         case = dataclasses.replace(FLEX_TRAINING[{case!r}], dtype={dtype!r})
         print("STEP", json.dumps(dataclasses.asdict(flex_training(case, "cuda", compare=True)[0])))
     """
