@@ -9,6 +9,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+import sys
+import unittest
 from unittest import mock
 
 from helpers import TORCH_RELEASE, affected, requires_cuda
@@ -130,6 +132,40 @@ class TestGuardAloneOnFlexCPU(TestCase):
         message = re.sub(r"input \d+x\d+x\d+x\d+ float32", "input <q/k/v>", message)
         self.assertIn("takes 12 parameters, but the autotuner's in-process benchmark passes 11 arguments", message)
         self.assertRegex(message, r"kernel triton_flex_\w+\(arg_Q, arg_K, arg_V, .*in_ptr9, in_ptr10, out_ptr0\)")
+
+
+class TestErrorsPassedThrough(TestCase):
+    """An error raised under the guard's wrappers says the guard only passed the call on (issue 30:
+    PyPI triton's `0 active drivers` on a CPU read as the package's fault)."""
+
+    def _generate(self, error: Exception):
+        from inductor_fix.patches.arity_guard import guarded_generate
+
+        def generate(template, generate_with_caching=True):
+            raise error
+
+        return guarded_generate(generate)
+
+    @unittest.skipIf(sys.version_info < (3, 11), "add_note is Python 3.11+")
+    def test_an_error_from_below_gets_a_note_naming_where_it_was_raised(self) -> None:
+        with self.assertRaises(RuntimeError) as raised:
+            self._generate(RuntimeError("0 active drivers ([]). There should only be one."))(object())
+        notes = raised.exception.__notes__
+        self.assertEqual(len(notes), 1, notes)
+        self.assertRegex(notes[0], r"^inductor_fix: arity-guard passed this call to Inductor's "
+                                   r"TritonTemplate.generate unchanged; the error was raised below it, in "
+                                   rf"{re.escape(__file__)}:\d+, not by inductor_fix")
+        self.assertEqual(str(raised.exception), "0 active drivers ([]). There should only be one.")  # unchanged
+
+    def test_an_error_of_the_package_itself_gets_no_note(self) -> None:
+        """Negative control: the note never clears the package of an error its own code raised."""
+        from inductor_fix.patches.arity_guard import guarded_generate
+        from inductor_fix.report import ReportError, read
+
+        wrapped = guarded_generate(lambda template, generate_with_caching=True: read("/no/such/report.jsonl"))
+        with self.assertRaises(ReportError) as raised:
+            wrapped(object())
+        self.assertFalse(getattr(raised.exception, "__notes__", None))
 
 
 @requires_cuda
