@@ -135,21 +135,32 @@ def line() -> dict[str, Any]:
 def _exit_error() -> dict[str, Any] | None:
     """The exception this process is dying of, if any: at exit Python has put an uncaught
     exception in ``sys.last_value`` (``sys.last_exc`` from 3.12). ``error``: its type and
-    message, cut short; ``in_compile``: whether its traceback passes through Dynamo or
-    Inductor; ``raised_in``: the file of the innermost frame, relative to its package root
-    (whose code raised it: ``inductor_fix/...`` only when the package itself did)."""
+    message on one line, cut short; ``in_compile``: whether its traceback passes through
+    Dynamo or Inductor; ``raised_in``: ``file:line`` of the innermost frame of the exception
+    it wraps, if any, else its own, the file relative to its package root: whose code raised it
+    (``inductor_fix/...`` only when the package itself did)."""
     error = getattr(sys, "last_exc", None) or getattr(sys, "last_value", None)
     if not isinstance(error, BaseException) or isinstance(error, SystemExit):
         return None
-    files = []
-    frame = error.__traceback__
-    while frame is not None:
-        files.append(frame.tb_frame.f_code.co_filename.replace(os.sep, "/"))
-        frame = frame.tb_next
-    message = f"{type(error).__name__}: {error}".splitlines()[0] if str(error) else type(error).__name__
+    root, seen = error, {id(error)}
+    while (cause := root.__cause__ or (None if root.__suppress_context__ else root.__context__)) is not None:
+        if id(cause) in seen:  # a cycle of causes
+            break
+        root = cause
+        seen.add(id(root))
+    inner = _frames(root) or _frames(error)
+    message = " ".join(f"{type(error).__name__}: {error}".split())
     return {"error": message[:300],
-            "in_compile": any("/torch/_dynamo/" in f or "/torch/_inductor/" in f for f in files),
-            "raised_in": _package_relative(files[-1]) if files else None}
+            "in_compile": any("/torch/_dynamo/" in f or "/torch/_inductor/" in f for f, _ in _frames(error)),
+            "raised_in": f"{_package_relative(inner[-1][0])}:{inner[-1][1]}" if inner else None}
+
+
+def _frames(error: BaseException) -> list[tuple[str, int]]:
+    frames, tb = [], error.__traceback__
+    while tb is not None:
+        frames.append((tb.tb_frame.f_code.co_filename.replace(os.sep, "/"), tb.tb_lineno))
+        tb = tb.tb_next
+    return frames
 
 
 def _package_relative(filename: str) -> str:
