@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -110,6 +111,67 @@ class TestCheckCommand(TestCase):
             self.assertNotIn("invalid parse value", result.stderr)
 
 
+def _processes() -> dict[int, tuple[int, int]]:
+    """pid -> (parent pid, session id) of every process, from /proc."""
+    table = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if fields[0] != "Z":  # a zombie has ended; its parent has yet to reap it
+                table[int(stat.parent.name)] = (int(fields[1]), int(fields[3]))
+    return table
+
+
+class TestCheckStops(TestCase):
+    """SIGTERM (timeout, CI runners, Slurm) and SIGHUP (a closed terminal) stop check as cleanly as
+    Ctrl-C: a message, exit 128 + the signal, no case process left running, no directory left behind."""
+
+    def _stop_with(self, signum: int) -> None:
+        import os
+        import queue
+        import signal
+        import threading
+
+        tmp = Path(tempfile.mkdtemp(prefix="inductor_fix_stop_test_"))
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+        env = dict(os.environ, TMPDIR=str(tmp))
+        check = subprocess.Popen([sys.executable, "-m", "inductor_fix", "check", "--ops", "bmm", "--jobs", "2"],
+                                 cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: check.poll() is None and check.kill())
+        lines: queue.Queue = queue.Queue()
+        threading.Thread(target=lambda: [lines.put(line) for line in check.stdout], daemon=True).start()
+        deadline = time.monotonic() + 120
+        seen = []
+        while sum(line.startswith("  start ") for line in seen) < 2:
+            seen.append(lines.get(timeout=max(1, deadline - time.monotonic())))
+        while True:  # both case processes running, each with its directories
+            children = [pid for pid, (ppid, _) in _processes().items() if ppid == check.pid]
+            if len(children) == 2 and len(list(tmp.glob("inductor_fix_child_*"))) == 2:
+                break
+            self.assertLess(time.monotonic(), deadline, (seen, children, list(tmp.iterdir())))
+            time.sleep(0.1)
+        self.assertEqual(len(list(tmp.glob("inductor_fix_check_*"))), 2)
+        check.send_signal(signum)
+        _, stderr = check.communicate(timeout=60)
+        self.assertEqual(check.returncode, 128 + signum, stderr)
+        self.assertIn(f"inductor_fix check: {signal.Signals(signum).name}: stopped every case; no verdict", stderr)
+        self.assertNotIn("Traceback", stderr)
+        # Each case ran in a session of its own (its id is the case's pid): nothing of it may be left.
+        left = [pid for pid, (_, session) in _processes().items() if session in children]
+        self.assertEqual(left, [], "case processes outlived check")
+        self.assertEqual(sorted(p.name for p in tmp.iterdir() if p.name.startswith("inductor_fix_")), [])
+
+    def test_sigterm(self) -> None:
+        import signal
+
+        self._stop_with(signal.SIGTERM)
+
+    def test_sighup(self) -> None:
+        import signal
+
+        self._stop_with(signal.SIGHUP)
+
+
 class TestRunChild(TestCase):
     """The child-process runner that check and tools/bench share."""
 
@@ -184,9 +246,23 @@ class TestRepository(TestCase):
     def test_readme_is_short_and_its_links_resolve(self) -> None:
         readme = (ROOT / "README.md").read_bytes()
         self.assertLess(len(readme), 8 * 1024)
-        for page in (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))):
+        for page in sorted((ROOT / "docs").glob("*.md")):
             for target in re.findall(r"\]\((?!https?://)([^)#]+)", page.read_text()):
                 self.assertTrue((page.parent / target).exists(), f"{page.name} links to missing {target}")
+
+    def test_readme_links_work_on_the_package_index(self) -> None:
+        """README is the long description on the package index, where a relative link leads
+        nowhere: every link is absolute, and one into this repository names a file it holds."""
+        # [project.urls] Homepage, read without tomllib (Python 3.11+).
+        home = re.search(r'(?m)^Homepage = "([^"]+)"$', (ROOT / "pyproject.toml").read_text()).group(1)
+        links = re.findall(r"\]\(([^)]+)\)", (ROOT / "README.md").read_text())
+        self.assertTrue(links)
+        for link in links:
+            self.assertRegex(link, r"^https://", f"README links to {link}, which the package index cannot resolve")
+            inside = re.match(re.escape(home) + r"/(?:blob|tree)/main/([^#]+)", link)
+            if link.startswith(home + "/") and not link.startswith(home + "/issues"):
+                self.assertIsNotNone(inside, link)
+                self.assertTrue((ROOT / inside.group(1)).exists(), f"README links to missing {inside.group(1)}")
 
     def test_readme_documents_check_exit_statuses(self) -> None:
         readme = " ".join((ROOT / "README.md").read_text().split())
