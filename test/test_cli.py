@@ -15,6 +15,7 @@ from pathlib import Path
 from helpers import HAS_CUDA, affected
 
 import inductor_fix
+import torch
 from inductor_fix.check.runner import EXIT_STATUS, Case, verdict
 from inductor_fix.patches import PATCHES
 from torch._inductor.test_case import TestCase, run_tests
@@ -33,6 +34,38 @@ class TestStatusCommand(TestCase):
         result = _cli("status")
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertRegex(result.stdout, rf"^inductor_fix: applied - protected: {PATCHES[0].name} (applied|not-needed); ")
+
+    def test_no_load_names_the_same_torch_version(self) -> None:
+        """Without importing torch, status reads ``torch.__version__`` (with its local tag, +cu130),
+        not the distribution's version."""
+        loaded = json.loads(_cli("status", "--json").stdout)["torch_version"]
+        self.assertEqual(loaded, torch.__version__)
+        self.assertEqual(json.loads(_cli("status", "--json", "--no-load").stdout)["torch_version"], loaded)
+        code = "import sys, inductor_fix; print(inductor_fix.status().torch_version, 'torch' in sys.modules)"
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+        self.assertEqual(result.stdout.split(), [loaded, "False"], result.stderr)
+
+    def test_a_subcommand_gives_its_own_usage_error(self) -> None:
+        for args in (["status", "--jsn"], ["report", "--jsn", "job.jsonl"], ["check", "--opz", "bmm"]):
+            result = _cli(*args, timeout=60)
+            self.assertEqual(result.returncode, 2, args)
+            self.assertRegex(result.stderr, rf"^usage: python -m inductor_fix {args[0]} ", args)
+            self.assertIn(f"python -m inductor_fix {args[0]}: error: unrecognized arguments: {args[1]}", result.stderr)
+
+    def test_an_unknown_disable_name_is_attributed_to_the_variable(self) -> None:
+        """Not to the line that imported the package (the console script's ``from inductor_fix.cli
+        import main``), which reads like an import error."""
+        import os
+
+        env = {k: v for k, v in os.environ.items() if not k.startswith("INDUCTOR_FIX_")}
+        code = "from inductor_fix.cli import main; main(['status', '--no-load'])"
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                                env={**env, "INDUCTOR_FIX_DISABLE": "no-such-patch"})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertRegex(result.stderr, r"^\$INDUCTOR_FIX_DISABLE:0: InductorFixWarning: inductor_fix: "
+                                        r"INDUCTOR_FIX_DISABLE='no-such-patch' names unknown patch")
+        self.assertNotIn("import", result.stderr)
+        self.assertNotIn("<string>", result.stderr)
 
     def test_status_json(self) -> None:
         result = _cli("status", "--json", "--no-load")
@@ -65,6 +98,19 @@ class TestCheckCommand(TestCase):
             self.assertRegex(out, r"(?m)^\[1\] TypeError: ")  # the full error, once, under the table
         self.assertIn("verdict: PASS", out)
         self.assertLessEqual(max(map(len, out.splitlines())), 100, out)
+        # What it will run and roughly how long, then progress from the start: a line before torch
+        # loads, a line per case started, a line per case finished with the time left.
+        lines = out.splitlines()
+        self.assertEqual(lines[0], "inductor_fix check: loading torch (bmm, flex) ...")
+        self.assertRegex(" ".join(out.split()), r"running 6 cases, \d+ at a time, each in a fresh process and "
+                         r"Inductor cache: (roughly \d+ (s|min) \(~\d+ s of one CPU a case|each compiles)")
+        self.assertEqual(sorted(line.split(maxsplit=1)[1] for line in lines if line.startswith("  start ")),
+                         sorted(f"{op} {order} {mode}" for op, order in (("bmm", "alias-first"),
+                                ("bmm", "distinct-first"), ("flex", "gathered-bias")) for mode in ("stock", "patched")))
+        finished = [line for line in lines if re.match(r"  \[\d/6\] ", line)]
+        self.assertEqual(len(finished), 6, out)
+        self.assertTrue(all(re.search(r"; ~\d+ (s|min) left$", line) for line in finished[:-1]), finished)
+        self.assertNotIn("CONTRIBUTING", out)  # the wheel holds no CONTRIBUTING.md
 
     def test_verdict_fails_when_a_patched_case_crashes(self) -> None:
         cases = [
@@ -263,6 +309,19 @@ class TestRepository(TestCase):
             if link.startswith(home + "/") and not link.startswith(home + "/issues"):
                 self.assertIsNotNone(inside, link)
                 self.assertTrue((ROOT / inside.group(1)).exists(), f"README links to missing {inside.group(1)}")
+
+    def test_check_help_documents_every_option(self) -> None:
+        help_text = " ".join(_cli("check", "--help", timeout=60).stdout.split())
+        self.assertRegex(help_text, r"--device \{auto,cpu,cuda\} cuda: run the kernels on the GPU")
+        self.assertIn("(default: 1800)", help_text)
+        for option in ("--ops", "--jobs", "--timeout", "--json"):
+            self.assertRegex(help_text, rf"{option} [A-Z]+ [a-z]", option)
+
+    def test_check_triton_hint_is_readmes(self) -> None:
+        from inductor_fix.check.runner import TRITON_HINT
+
+        readme = " ".join((ROOT / "README.md").read_text().replace("`", "").split())
+        self.assertIn(TRITON_HINT, readme)
 
     def test_readme_documents_check_exit_statuses(self) -> None:
         readme = " ".join((ROOT / "README.md").read_text().split())
