@@ -134,8 +134,8 @@ def line() -> dict[str, Any]:
 
 def _exit_error() -> dict[str, Any] | None:
     """The exception this process is dying of, if any: at exit Python has put an uncaught
-    exception in ``sys.last_value`` (``sys.last_exc`` from 3.12). ``error``: its type and
-    message on one line, cut short; ``in_compile``: whether its traceback passes through
+    exception in ``sys.last_value`` (``sys.last_exc`` from 3.12). ``error``: its type and the
+    first line of its message, then ``<-`` and the same of the exception it wraps, if any, cut short; ``in_compile``: whether its traceback passes through
     Dynamo or Inductor; ``raised_in``: ``file:line`` of the innermost frame of the exception
     it wraps, if any, else its own, the file relative to its package root: whose code raised it
     (``inductor_fix/...`` only when the package itself did)."""
@@ -149,10 +149,17 @@ def _exit_error() -> dict[str, Any] | None:
         root = cause
         seen.add(id(root))
     inner = _frames(root) or _frames(error)
-    message = " ".join(f"{type(error).__name__}: {error}".split())
+    message = _first_line(error)
+    if root is not error:  # Dynamo's "backend='inductor' raised:" says little; what it wraps does
+        message += f" <- {_first_line(root)}"
     return {"error": message[:300],
             "in_compile": any("/torch/_dynamo/" in f or "/torch/_inductor/" in f for f, _ in _frames(error)),
             "raised_in": f"{_package_relative(inner[-1][0])}:{inner[-1][1]}" if inner else None}
+
+
+def _first_line(error: BaseException) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
 
 
 def _frames(error: BaseException) -> list[tuple[str, int]]:
@@ -386,7 +393,7 @@ def format_summary(summary: Summary, width: int = 100) -> str:
              f"{summary['processes']} process(es) loaded Inductor ({summary['processes_with_fix_on']} with the fix on, "
              f"{summary['benchmarks']} autotuning benchmark(s)"
              + (f", {summary['processes_died_in_compile']} died in a compile" if summary["processes_died_in_compile"]
-                else "") + "); torch {', '.join(summary['torch']) or '-'}; inductor_fix {', '.join(summary['inductor_fix']) or '-'}"]
+                else "") + f"); torch {', '.join(summary['torch']) or '-'}; inductor_fix {', '.join(summary['inductor_fix']) or '-'}"]
     for name, info in summary["patches"].items():
         states = ", ".join(f"{state} in {count}" for state, count in info["states"].items())
         did = ", ".join(f"{kind} {count}" for kind, count in info["counts"].items())

@@ -152,7 +152,7 @@ def guarded_generate(generate: Callable[..., Any]) -> Callable[..., Any]:
 
     def checked(how: str, template: Any, *args: Any, **kwargs: Any) -> tuple[Any, ArityMismatch | None]:
         try:
-            choice = generate(template, *args, **kwargs)
+            choice = generate(template, *args, **kwargs)  # passed on as given: an error here came from below
         except Exception as error:
             _passed_through(error, "TritonTemplate.generate", how)
             raise
@@ -161,7 +161,7 @@ def guarded_generate(generate: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(generate)
     def generate_with_arity_guard(self: Any, *args: Any, **kwargs: Any) -> Any:
         hits = counters["inductor"]["generated_module_cache_hit"]
-        choice, mismatch = checked("unchanged", self, *args, **kwargs)
+        choice, mismatch = checked("unchanged", self, *args, **kwargs)  # Inductor's generate, arguments unchanged
         if mismatch is None:  # it fits, or no choice was generated
             return choice
         if counters["inductor"]["generated_module_cache_hit"] > hits:
@@ -186,11 +186,13 @@ def guarded_generate(generate: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _passed_through(error: BaseException, target: str, how: str = "unchanged") -> None:
-    """Say on ``error`` (a note under its traceback) that the wrapper of ``target`` whose
+    """Say on ``error``, in a note under its traceback, that the wrapper of ``target`` whose
     frame the traceback shows only passed the call on, and where the error was raised: a
     traceback through this module reads as the package's fault otherwise. Nothing is said
     when the innermost frame is this package's own code, nor on Python 3.10 (no
-    ``add_note``); once per error, however many wrappers it crossed."""
+    ``add_note``); once per error, however many wrappers it crossed. Inductor re-raises
+    many errors as new exceptions (``InductorError``, ``LoweringException``) that drop the
+    note: for those, the comment on each wrapper's call line, which tracebacks print, says it."""
     innermost = error.__traceback__
     while innermost is not None and innermost.tb_next is not None:
         innermost = innermost.tb_next
@@ -239,7 +241,7 @@ def guarded_benchmark_choice(benchmark_choice: Callable[..., Any], template_call
                 _exclude(mismatch, getattr(choice, "description", ""), _excluded_at_benchmark, "excluded_at_benchmark")
                 return float("inf")
         try:
-            return benchmark_choice(cls, choice, autotune_args)
+            return benchmark_choice(cls, choice, autotune_args)  # passed on unchanged: an error here came from below
         except Exception as error:
             _passed_through(error, "AlgorithmSelectorCache.benchmark_choice")
             raise
@@ -264,7 +266,7 @@ def guarded_selection(select: Callable[..., Any], no_choices_error: type[Excepti
             )
         _excluded_at_benchmark.messages = []
         try:
-            return select(self, name, choices, *args, **kwargs)
+            return select(self, name, choices, *args, **kwargs)  # passed on unchanged: an error here came from below
         except no_choices_error as error:
             at_benchmark = getattr(_excluded_at_benchmark, "messages", None) or []
             if not at_benchmark:

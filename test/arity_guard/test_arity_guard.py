@@ -157,6 +157,22 @@ class TestErrorsPassedThrough(TestCase):
                                    rf"{re.escape(__file__)}:\d+, not by inductor_fix")
         self.assertEqual(str(raised.exception), "0 active drivers ([]). There should only be one.")  # unchanged
 
+    def test_the_wrapper_lines_of_a_traceback_say_the_call_was_passed_on(self) -> None:
+        """What a reader sees when Inductor re-raises the error as a new exception without the note."""
+        import traceback
+
+        try:  # not assertRaises: it drops the traceback
+            self._generate(RuntimeError("0 active drivers"))(object())
+        except RuntimeError as error:
+            text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        else:
+            self.fail("no error")
+        frames = re.findall(r'File "[^"]*/patches/arity_guard\.py", line \d+, in \w+\n\s+(.*)\n', text)
+        self.assertEqual(len(frames), 2, text)  # generate_with_arity_guard, and the call it makes
+        for frame in frames:
+            self.assertRegex(frame, r"# (passed on as given: an error here came from below|Inductor's generate, "
+                                    r"arguments unchanged)")
+
     def test_an_error_of_the_package_itself_gets_no_note(self) -> None:
         """Negative control: the note never clears the package of an error its own code raised."""
         from inductor_fix.patches.arity_guard import guarded_generate
