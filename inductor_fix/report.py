@@ -158,8 +158,11 @@ def _exit_error() -> dict[str, Any] | None:
 
 
 def _first_line(error: BaseException) -> str:
+    """``Type: first line``, and the next one too after a line that only introduces it
+    (Dynamo's ``backend='inductor' raised:``)."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+    text = " ".join(lines[:2] if lines[0].endswith(":") and len(lines) > 1 else lines[:1]) if lines else ""
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 def _frames(error: BaseException) -> list[tuple[str, int]]:
