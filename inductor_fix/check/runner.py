@@ -31,7 +31,6 @@ import sys
 import tempfile
 import textwrap
 import threading
-import time
 from typing import Any, Sequence
 
 from ..patches import PATCHES, patch_for_op
@@ -293,7 +292,7 @@ def _run_check(ops: Sequence[str], device: str, jobs: int | None, timeout: float
         with lock:
             print(f"  start {case.op} {case.order} {case.mode}", flush=True)
 
-    start = time.monotonic()
+    measured: list[float] = []
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
     try:
         futures = [pool.submit(_run_case, case, timeout, threads, started) for case in cases]
@@ -301,8 +300,9 @@ def _run_check(ops: Sequence[str], device: str, jobs: int | None, timeout: float
             case = future.result()
             took = "" if case.failure else f" in {case.seconds:.1f} s"
             left = len(cases) - done
-            # Measured here, so far: what the remaining cases should take at the same pace.
-            pace = f"; ~{_duration((time.monotonic() - start) / done * left)} left" if left else ""
+            measured.append(case.seconds)
+            # At the pace measured here so far: the cases left, a case's mean time each, jobs at a time.
+            pace = f"; ~{_duration(sum(measured) / len(measured) * left / jobs)} left" if left else ""
             line = f"  [{done}/{len(cases)}] {case.op} {case.order} {case.mode}: {case.outcome()}{took}{pace}"
             with lock:
                 print(_fit(line), flush=True)
