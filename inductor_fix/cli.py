@@ -240,8 +240,8 @@ def _main(argv: list[str] | None) -> int:
     )
     check.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                        help="cuda: run the kernels on the GPU and compare outputs with eager; cpu: the Triton-on-CPU "
-                       "harness (Inductor's real codegen, each kernel launch replaced by an arity check); auto: cuda if torch sees a CUDA device "
-                       "(default: %(default)s)")
+                       "harness (Inductor's real codegen, each kernel launch replaced by an arity check); auto: cuda "
+                       "if torch sees a CUDA device (default: %(default)s)")
     check.add_argument(
         "--jobs", type=_positive(int), default=None, help="cases run at once (default: CPUs, or CPUs/2 up to 8 on CUDA)"
     )

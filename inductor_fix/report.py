@@ -5,7 +5,8 @@ Writing: with ``INDUCTOR_FIX_REPORT=FILE`` in its environment (``inductor-fix ru
 loads Inductor (``torch._inductor.select_algorithm``) appends one JSON line to FILE
 when it exits: pid, parent pid, ``RANK``/``LOCAL_RANK``/``WORLD_SIZE`` where set,
 host, package/torch/triton versions, each patch's state and what it did
-(:func:`inductor_fix.activity`). The line is one ``os.write`` to a descriptor opened
+(:func:`inductor_fix.activity`), and the uncaught exception it dies of, if any (``exit_error``:
+a process whose compile raised must not read as one that compiled nothing). The line is one ``os.write`` to a descriptor opened
 with ``O_APPEND``: on a local file system the kernel appends each write whole, so
 concurrent ranks and workers never interleave inside a line, without a lock that a
 process killed while holding it (or a network file system without lock support)
@@ -135,10 +136,11 @@ def line() -> dict[str, Any]:
 def _exit_error() -> dict[str, Any] | None:
     """The exception this process is dying of, if any: at exit Python has put an uncaught
     exception in ``sys.last_value`` (``sys.last_exc`` from 3.12). ``error``: its type and the
-    first line of its message, then ``<-`` and the same of the exception it wraps, if any, cut short; ``in_compile``: whether its traceback passes through
-    Dynamo or Inductor; ``raised_in``: ``file:line`` of the innermost frame of the exception
-    it wraps, if any, else its own, the file relative to its package root: whose code raised it
-    (``inductor_fix/...`` only when the package itself did)."""
+    first line of its message, then ``<-`` and the same of the exception it wraps, if any, cut
+    short; ``in_compile``: whether its traceback passes through Dynamo or Inductor;
+    ``raised_in``: ``file:line`` of the innermost frame of the exception it wraps, if any, else
+    its own, the file relative to its package root: whose code raised it (``inductor_fix/...``
+    only when the package itself did)."""
     error = getattr(sys, "last_exc", None) or getattr(sys, "last_value", None)
     if not isinstance(error, BaseException) or isinstance(error, SystemExit):
         return None
@@ -311,8 +313,8 @@ def summarize(entries: list[dict[str, Any]], notes: Iterable[str] = ()) -> Summa
     blind = [e for e in entries
              if e.get("benchmarks", 0) and not all(p["state"] in PROTECTED_STATES for p in e["patches"])]
     # Nothing acted where nothing was benchmarked (every compile served from Inductor's caches):
-    # that says nothing about a cold compile. A process that died of an exception raised in a compile may have died before the compile
-    # that would have needed the fix: it cannot vouch for "no".
+    # that says nothing about a cold compile. Nor does a process that died of an exception raised
+    # in a compile: it may have died before the compile that would have needed the fix.
     died = [e for e in entries if _died_in_compile(e)]
     needed = True if acted else (None if blind or died or not benchmarks else False)
     torches = sorted({str(e.get("torch")) for e in entries})
