@@ -207,6 +207,31 @@ class TestCheckStops(TestCase):
         self.assertEqual(left, [], "case processes outlived check")
         self.assertEqual(sorted(p.name for p in tmp.iterdir() if p.name.startswith("inductor_fix_")), [])
 
+    def test_a_signal_ignored_at_start_stays_ignored(self) -> None:
+        """Under nohup (SIGHUP ignored) closing the terminal must not stop check; SIGTERM still
+        does; both handlers are restored afterwards."""
+        import signal
+        from unittest import mock
+
+        from inductor_fix.check import runner
+
+        seen = {}
+
+        def run(*args):
+            seen.update({signum: signal.getsignal(signum) for signum in (signal.SIGHUP, signal.SIGTERM)})
+            return 0
+
+        before, term = signal.signal(signal.SIGHUP, signal.SIG_IGN), signal.getsignal(signal.SIGTERM)
+        try:
+            with mock.patch.object(runner, "_run_check", run):
+                self.assertEqual(runner.run_check(ops=["bmm"]), 0)
+            self.assertIs(seen[signal.SIGHUP], signal.SIG_IGN)
+            self.assertTrue(callable(seen[signal.SIGTERM]) and seen[signal.SIGTERM] is not term)
+            self.assertIs(signal.getsignal(signal.SIGHUP), signal.SIG_IGN)
+            self.assertIs(signal.getsignal(signal.SIGTERM), term)
+        finally:
+            signal.signal(signal.SIGHUP, before)
+
     def test_sigterm(self) -> None:
         import signal
 

@@ -233,7 +233,9 @@ def run_check(
                 caught.append(signum)
                 raise _Signalled(signum)
 
-        previous = {signum: signal.signal(signum, handler) for signum in SIGNALS}
+        # A signal ignored when check started stays ignored (nohup: SIGHUP must not stop it).
+        previous = {signum: signal.signal(signum, handler) for signum in SIGNALS
+                    if signal.getsignal(signum) is not signal.SIG_IGN}
     try:
         return _run_check(ops, device, jobs, timeout, json_path)
     except (KeyboardInterrupt, _Signalled) as stop:
