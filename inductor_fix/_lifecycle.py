@@ -66,8 +66,9 @@ def unknown_names_message(unknown: list[str], names: Sequence[str]) -> str:
 
 
 def _torch_version() -> str | None:
-    version = getattr(sys.modules.get("torch"), "__version__", None)
-    return str(version) if version is not None else distribution_version("torch")
+    from ._versions import torch_version
+
+    return torch_version()
 
 
 class Lifecycle:
@@ -122,7 +123,7 @@ class Lifecycle:
             self._on |= selected
             self._disabled, unknown = disabled_patches([p.name for p in self.patches])
             if unknown and os.environ.get(DISABLE_WARNED_VARIABLE) != os.environ.get(DISABLE_VARIABLE):
-                warn_once(unknown_names_message(unknown, [p.name for p in self.patches]), stacklevel=4)
+                warn_once(unknown_names_message(unknown, [p.name for p in self.patches]), origin=f"${DISABLE_VARIABLE}")
                 os.environ[DISABLE_WARNED_VARIABLE] = os.environ.get(DISABLE_VARIABLE, "")  # children: once per job
             for patch in self.patches:
                 if patch.name in self._disabled and self._states[patch.name][0] in (State.REMOVED, State.PENDING):

@@ -128,6 +128,17 @@ class _ReaderMayLeave:
         return getattr(self._stream, name)
 
 
+class _Subcommand(argparse.ArgumentParser):
+    """A subcommand's parser: an argument it does not know (``status --jsn``) is its usage
+    error, with its own usage line, not the top-level parser's."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
+
+
 def main(argv: list[str] | None = None) -> int:
     stdout = sys.stdout
     sys.stdout = _ReaderMayLeave(stdout)
@@ -160,7 +171,8 @@ def _main(argv: list[str] | None) -> int:
     installed = distribution_version(DISTRIBUTION)
     version = installed if installed == __version__ else f"{__version__} (running from {__file__.rsplit('/', 2)[0]})"
     parser.add_argument("--version", action="version", version=f"{DISTRIBUTION} {version}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{status,check,run,report}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{status,check,run,report}",
+                                     parser_class=_Subcommand)
 
     status = commands.add_parser(
         "status", help="what is patched on this torch, and why",
@@ -220,11 +232,15 @@ def _main(argv: list[str] | None) -> int:
         "FlexAttention with a gathered bias, pytorch/pytorch#194515; flex_backward: a training step of it under "
         "selective activation checkpointing) (default: %(default)s)",
     )
-    check.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    check.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                       help="cuda: run the kernels on the GPU and compare outputs with eager; cpu: the Triton-on-CPU "
+                       "harness (Inductor's real codegen, each kernel launch replaced by an arity check); auto: cuda "
+                       "if torch sees a CUDA device (default: %(default)s)")
     check.add_argument(
         "--jobs", type=_positive(int), default=None, help="cases run at once (default: CPUs, or CPUs/2 up to 8 on CUDA)"
     )
-    check.add_argument("--timeout", type=_positive(float), default=1800.0, help="seconds per case")
+    check.add_argument("--timeout", type=_positive(float), default=1800.0,
+                       help="seconds a case may take before it is stopped (default: %(default)g)")
     check.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     check.set_defaults(run=_check)
 

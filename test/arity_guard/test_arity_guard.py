@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
+import unittest
 
 from helpers import TORCH_RELEASE, affected, requires_cuda
 
@@ -122,6 +124,56 @@ class TestGuardAloneOnFlexCPU(TestCase):
         message = re.sub(r"input \d+x\d+x\d+x\d+ float32", "input <q/k/v>", message)
         self.assertIn("takes 12 parameters, but the autotuner's in-process benchmark passes 11 arguments", message)
         self.assertRegex(message, r"kernel triton_flex_\w+\(arg_Q, arg_K, arg_V, .*in_ptr9, in_ptr10, out_ptr0\)")
+
+
+class TestErrorsPassedThrough(TestCase):
+    """An error raised under the guard's wrappers says the guard only passed the call on (issue 30:
+    PyPI triton's `0 active drivers` on a CPU read as the package's fault)."""
+
+    def _generate(self, error: Exception):
+        from inductor_fix.patches.arity_guard import guarded_generate
+
+        def generate(template, generate_with_caching=True):
+            raise error
+
+        return guarded_generate(generate)
+
+    @unittest.skipIf(sys.version_info < (3, 11), "add_note is Python 3.11+")
+    def test_an_error_from_below_gets_a_note_naming_where_it_was_raised(self) -> None:
+        with self.assertRaises(RuntimeError) as raised:
+            self._generate(RuntimeError("0 active drivers ([]). There should only be one."))(object())
+        notes = raised.exception.__notes__
+        self.assertEqual(len(notes), 1, notes)
+        self.assertRegex(notes[0], r"^inductor_fix: arity-guard passed this call to Inductor's "
+                                   r"TritonTemplate.generate unchanged; the error was raised below it, in "
+                                   rf"{re.escape(__file__)}:\d+, not by inductor_fix")
+        self.assertEqual(str(raised.exception), "0 active drivers ([]). There should only be one.")  # unchanged
+
+    def test_the_wrapper_lines_of_a_traceback_say_the_call_was_passed_on(self) -> None:
+        """What a reader sees when Inductor re-raises the error as a new exception without the note."""
+        import traceback
+
+        try:  # not assertRaises: it drops the traceback
+            self._generate(RuntimeError("0 active drivers"))(object())
+        except RuntimeError as error:
+            text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        else:
+            self.fail("no error")
+        frames = re.findall(r'File "[^"]*/patches/arity_guard\.py", line \d+, in \w+\n\s+(.*)\n', text)
+        self.assertEqual(len(frames), 2, text)  # generate_with_arity_guard, and the call it makes
+        for frame in frames:
+            self.assertRegex(frame, r"# (passed on as given: an error here came from below|Inductor's generate, "
+                                    r"arguments unchanged)")
+
+    def test_an_error_of_the_package_itself_gets_no_note(self) -> None:
+        """Negative control: the note never clears the package of an error its own code raised."""
+        from inductor_fix.patches.arity_guard import guarded_generate
+        from inductor_fix.report import ReportError, read
+
+        wrapped = guarded_generate(lambda template, generate_with_caching=True: read("/no/such/report.jsonl"))
+        with self.assertRaises(ReportError) as raised:
+            wrapped(object())
+        self.assertFalse(getattr(raised.exception, "__notes__", None))
 
 
 @requires_cuda
