@@ -22,6 +22,8 @@ class FlexCase:
 
     gather: ``table[index]``; two_sources: ``table[index] + slope * index`` (one producer
     of three buffers); cast: ``table[index.int()].to(dtype)`` of a float32 table.
+    ``bias_view``: the bias read through a view, ``"t5"`` permuted and unsqueezed to
+    (1, q_heads, q_len, kv_len) as transformers' T5 has it, ``"expand"`` that expanded per batch.
     ``q_heads`` > ``kv_heads`` is GQA; ``q_len`` < 128 without GQA reaches the decoding
     kernel, else the forward kernel.
     """
@@ -34,13 +36,15 @@ class FlexCase:
     head_dim: int
     dtype: str
     bias: str
+    bias_view: str | None = None
 
     @property
     def templates(self) -> tuple[str, ...]:
         return ("flex_attention", "flex_decoding")
 
     def __repr__(self) -> str:
-        return (f"FlexCase({self.bias}, {self.dtype}, batch={self.batch}, heads={self.q_heads}/{self.kv_heads}, "
+        view = f", view={self.bias_view}" if self.bias_view else ""
+        return (f"FlexCase({self.bias}{view}, {self.dtype}, batch={self.batch}, heads={self.q_heads}/{self.kv_heads}, "
                 f"q_len={self.q_len}, kv_len={self.kv_len}, head_dim={self.head_dim})")
 
     def inputs(self, device: str, seed: int = 0) -> tuple[Any, ...]:
@@ -64,7 +68,7 @@ class FlexCase:
     def function(self) -> Callable[..., Any]:
         from torch.nn.attention.flex_attention import flex_attention
 
-        bias_kind, gqa = self.bias, self.q_heads != self.kv_heads
+        bias_kind, view, gqa, batch = self.bias, self.bias_view, self.q_heads != self.kv_heads, self.batch
 
         def attend(query, key, value, table, index, slope):
             if bias_kind == "gather":
@@ -73,8 +77,16 @@ class FlexCase:
                 bias = table[index] + slope * index[..., None]
             else:
                 bias = table[index.int()].to(query.dtype)
+            if view:
+                bias = bias.permute(2, 0, 1).unsqueeze(0)  # (1, q_heads, q_len, kv_len)
+            if view == "expand":
+                bias = bias.expand(batch, -1, -1, -1)
 
             def score_mod(score, b, h, q_idx, kv_idx):
+                if view == "expand":
+                    return score + bias[b, h, q_idx, kv_idx]
+                if view:
+                    return score + bias[0, h, q_idx, kv_idx]
                 return score + bias[q_idx, kv_idx, h]
 
             return flex_attention(query, key, value, score_mod=score_mod, enable_gqa=gqa)
@@ -98,6 +110,7 @@ def flex_cases(draw: st.DrawFn, dtypes: tuple[str, ...] = ("float32", "bfloat16"
         head_dim=draw(st.sampled_from([16, 32, 64]), label="head_dim"),
         dtype=draw(st.sampled_from(dtypes), label="dtype"),
         bias=draw(st.sampled_from(BIASES), label="bias"),
+        bias_view=draw(st.sampled_from([None, "t5", "expand"]), label="bias_view"),
     )
 
 
