@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 __all__ = ["EXIT_STATUS", "FORMAT", "VARIABLE", "Summary", "install", "line", "read", "summarize"]
 
 VARIABLE = "INDUCTOR_FIX_REPORT"
+#: Set, to the absolute path, by the process that warned that the report cannot be written:
+#: the job's other processes (its children) do not warn again.
+WARNED_VARIABLE = "INDUCTOR_FIX_REPORT_WARNED"
 #: The layout of a line; a reader skips lines of another layout (counted, with a message).
 FORMAT = 1
 #: ``inductor-fix report`` exit status -> meaning, as ``--help`` and README say it.
@@ -49,18 +52,41 @@ _benchmarks_before = 0  # the parent's autotuning rounds a forked child inherite
 
 
 def install() -> None:
-    """Arm the exit-time line once Inductor loads, if ``INDUCTOR_FIX_REPORT`` is set."""
+    """Arm the exit-time line once Inductor loads, if ``INDUCTOR_FIX_REPORT`` is set.
+
+    A path that cannot be appended to is said now, in one
+    :class:`~inductor_fix.InductorFixWarning` per job (the first process to see it sets
+    :data:`WARNED_VARIABLE` for its children), not at exit when the job's report is lost.
+    """
     global _path
     if not os.environ.get(VARIABLE):
         return
     _path = os.path.abspath(os.environ[VARIABLE])
+    problem = unappendable(_path)
+    if problem and os.environ.get(WARNED_VARIABLE) != _path:
+        from ._warnings import warn_once
+
+        warn_once(f"inductor_fix: {VARIABLE}={os.environ[VARIABLE]}: {problem}; no process of this job can "
+                  "write its report line (set it to a file that can be appended to)", stacklevel=3)
+        os.environ[WARNED_VARIABLE] = _path
     from . import _hook
     from .patches import MODULE
 
-    if MODULE in sys.modules:
-        _arm()
-    else:
-        _hook.register(MODULE, _arm)
+    _hook.when_imported(MODULE, _arm)
+
+
+def unappendable(path: str) -> str | None:
+    """Why lines cannot be appended to ``path`` (not a regular file, no permission, no such
+    folder), or None if they can. Creates it empty if it is missing, as ``run --report`` does."""
+    import stat
+
+    try:
+        if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
+            return "not a regular file"
+        os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644))
+    except OSError as error:
+        return f"cannot append to it: {error.strerror or error}"
+    return None
 
 
 def _arm(_module: Any = None) -> None:
