@@ -105,6 +105,10 @@ def _arm(_module: Any = None) -> None:
     import multiprocessing.util
 
     multiprocessing.util.register_after_fork(_FORK_TOKEN, _forked_by_multiprocessing)
+    if multiprocessing.parent_process() is not None:
+        # A multiprocessing child that loaded Inductor itself (forkserver's, or fork's after
+        # the fork) also leaves through os._exit: its line goes out with the exit finalizers.
+        multiprocessing.util.Finalize(None, _write, args=(_path,), exitpriority=0)
 
 
 class _ForkToken:
