@@ -327,5 +327,62 @@ class TestImportOrders(AutoloadCase):
                 self.assertEqual((outcome["originals_clean"], outcome["left_after_remove"]), (True, 0), outcome)
 
 
+class TestWhenImported(TestCase):
+    """``_hook.when_imported``: now if loaded, else at import; a raising callback never breaks it."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.folder = Path(tempfile.mkdtemp(prefix="hooked_"))
+        self.addCleanup(shutil.rmtree, self.folder, ignore_errors=True)
+        sys.path.insert(0, str(self.folder))
+        self.addCleanup(sys.path.remove, str(self.folder))
+
+    def _module(self, name: str) -> str:
+        (self.folder / f"{name}.py").write_text("VALUE = 42\n")
+        self.addCleanup(sys.modules.pop, name, None)
+        return name
+
+    def test_now_if_loaded_later_if_not(self) -> None:
+        import importlib
+
+        from inductor_fix import _hook
+
+        seen: list[str] = []
+
+        def record(module) -> None:
+            seen.append(module.__name__)
+
+        name = self._module("inductor_fix_hooked_later")
+        self.addCleanup(_hook.unregister, name, record)
+        _hook.when_imported(name, record)
+        self.assertEqual(seen, [])
+        module = importlib.import_module(name)
+        self.assertEqual((seen, module.VALUE, module.__loader__.__class__.__name__),
+                         ([name], 42, "SourceFileLoader"))  # the real loader put back
+        _hook.when_imported(name, record)  # loaded now: at once
+        self.assertEqual(seen, [name, name])
+
+    def test_a_raising_callback_never_breaks_the_import(self) -> None:
+        import importlib
+        import warnings
+
+        from inductor_fix import InductorFixWarning, _hook
+
+        def broken(module) -> None:
+            raise ValueError("hook fault")
+
+        name = self._module("inductor_fix_hooked_broken")
+        self.addCleanup(_hook.unregister, name, broken)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _hook.when_imported(name, broken)
+            self.assertEqual(importlib.import_module(name).VALUE, 42)
+            importlib.reload(sys.modules[name])
+            _hook.when_imported(name, broken)  # loaded: at once, still not raised
+        said = [str(w.message) for w in caught if issubclass(w.category, InductorFixWarning)]
+        self.assertEqual(len(said), 1, said)  # once, however often it failed
+        self.assertIn(f"on import of {name} failed, so it did nothing: ValueError: hook fault", said[0])
+
+
 if __name__ == "__main__":
     run_tests()
