@@ -23,7 +23,7 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from helpers import affected
+from helpers import affected, requires_cuda
 
 from torch._inductor.test_case import TestCase, run_tests
 
@@ -32,21 +32,24 @@ ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ("inductor_fix", "_inductor_fix_autoload.py", "pyproject.toml", "README.md", "LICENSE")
 VENV: dict[str, Path] = {}
 
-#: The aliasing job: bmm(x, x) then bmm(x, y) of equal layouts, on the Triton-on-CPU harness.
+#: The aliasing job: bmm(x, x) then bmm(x, y) of equal layouts; ``cpu`` (the default) on the
+#: Triton-on-CPU harness, ``cuda`` with real kernels compared with eager.
 ALIASING = """
-import json, sys
+import contextlib, json, sys
 import torch
 autoloaded = "inductor_fix" in sys.modules
+device = sys.argv[1] if len(sys.argv) > 1 else "cpu"
 from inductor_fix.check.harness import triton_cpu_harness
 from inductor_fix.check.workloads import run_sequence
 fix = sys.modules["inductor_fix"]
 if not autoloaded:  # the harness import just imported the package: undo it, as a stock process is
     fix.remove()
-with triton_cpu_harness():
-    steps = run_sequence("bmm", "alias-first", "cpu", compare=False)
+with triton_cpu_harness() if device == "cpu" else contextlib.nullcontext():
+    steps = run_sequence("bmm", "alias-first", device, compare=device != "cpu")
 status = fix.status()
 print("PROBE " + json.dumps({"autoloaded": autoloaded, "state": str(status.state),
-                             "activated_by": list(status.activated_by), "errors": [s.error for s in steps]}))
+                             "activated_by": list(status.activated_by), "errors": [s.error for s in steps],
+                             "max_rel_error": [s.max_rel_error for s in steps]}))
 """
 #: Whether the package came with torch, its state once Inductor loaded, and its report line.
 PROBE = """
@@ -168,7 +171,7 @@ class TestInstalledProtects(AutoloadCase):
         protected = self._python(script, INDUCTOR_FIX_REPORT=str(report), TORCH_TRACE=str(trace))
         (outcome,) = _probes(protected.stdout) or [protected.stderr[-3000:]]
         self.assertEqual(outcome, {"autoloaded": True, "state": "applied", "activated_by": ["autoload"],
-                                   "errors": [None, None]})
+                                   "errors": [None, None], "max_rel_error": [None, None]})
         summary = self._run(VENV["bin"] / "inductor-fix", "report", report)
         self.assertEqual(summary.returncode, 0, summary.stdout + summary.stderr)
         if affected("bmm"):
@@ -325,6 +328,27 @@ class TestImportOrders(AutoloadCase):
                 self.assertGreater(outcome["targets"], 0, outcome)
                 self.assertEqual((outcome["entries"], outcome["unique"]), (outcome["targets"],) * 2, outcome)
                 self.assertEqual((outcome["originals_clean"], outcome["left_after_remove"]), (True, 0), outcome)
+
+
+@requires_cuda
+class TestInstalledProtectsGPU(AutoloadCase):
+    """``check``'s bmm aliasing case on a GPU, protected by installation alone (real kernels)."""
+
+    def test_bmm_aliasing_on_cuda(self) -> None:
+        script = self._script("aliasing.py", ALIASING)
+        report = self.directory / "job.jsonl"
+        protected = self._python(script, "cuda", INDUCTOR_FIX_REPORT=str(report))
+        (outcome,) = _probes(protected.stdout) or [protected.stderr[-3000:]]
+        stock = self._python(script, "cuda", INDUCTOR_FIX_AUTOLOAD="0")  # negative control
+        (control,) = _probes(stock.stdout) or [stock.stderr[-3000:]]
+        summary = self._run(VENV["bin"] / "inductor-fix", "report", report)
+        print(f"\ninstalled: {outcome}\nINDUCTOR_FIX_AUTOLOAD=0: {control}\n{summary.stdout}")
+        self.assertEqual((outcome["autoloaded"], outcome["state"], outcome["errors"]), (True, "applied", [None, None]))
+        self.assertLess(max(outcome["max_rel_error"]), 1e-3)
+        self.assertEqual(control["autoloaded"], False)
+        if affected("bmm"):
+            self.assertEqual(summary.stdout.splitlines()[0], "needed: yes", summary.stdout)
+            self.assertRegex(str(control["errors"][1]), r"^TypeError: ", control)
 
 
 class TestWhenImported(TestCase):
