@@ -159,9 +159,9 @@ class Lifecycle:
                     continue
                 self._decided[patch.name] = self._owners(patch, module)
                 self._states[patch.name] = self._install(patch, module)
-                log.info("inductor_fix: %s %s: %s", patch.name, *self._states[patch.name])
-                _trace.artifact("inductor_fix_decision", {"patch": patch.name, "state": str(self._states[patch.name][0]),
-                                                          "reason": self._states[patch.name][1],
+                state, reason = self._states[patch.name]
+                log.info("inductor_fix: %s %s: %s", patch.name, state, reason)
+                _trace.artifact("inductor_fix_decision", {"patch": patch.name, "state": str(state), "reason": reason,
                                                           "targets": list(patch.targets)})
 
     def _install(self, patch: Patch, module: ModuleType) -> tuple[State, str]:

@@ -76,13 +76,10 @@ def install() -> None:
 
 
 def unappendable(path: str) -> str | None:
-    """Why lines cannot be appended to ``path`` (not a regular file, no permission, no such
-    folder), or None if they can. Creates it empty if it is missing, as ``run --report`` does."""
-    import stat
-
+    """Why lines cannot be appended to ``path`` (a folder, no permission, no such folder, a FIFO
+    without a reader), or None if they can, opened as :func:`_write` opens it. Creates it empty
+    if it is missing, as ``run --report`` does."""
     try:
-        if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
-            return "not a regular file"
         os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644))
     except OSError as error:
         return f"cannot append to it: {error.strerror or error}"

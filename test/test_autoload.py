@@ -2,9 +2,11 @@
 ``inductor_fix`` before torch has loaded (torch's ``torch.backends`` entry point brings it).
 
 One wheel and one venv serve the whole module (built in ``setUpModule``): the venv sees this
-interpreter's torch through a ``.pth`` file, as ``.ci/run``'s wheel venv does, and its own
+interpreter's torch (its site-packages, less any inductor-fix) through a ``.pth`` file, as
+``.ci/run``'s wheel venv does, and its own
 site-packages come first, so its ``inductor-fix`` (metadata and entry point) is the one
-torch finds. Every script records whether the package is there right after ``import torch``;
+torch finds. Every script records whether the package is there once Inductor has loaded (the
+entry point imports it then; ``import torch`` alone registers a post-import hook);
 the CPU harness lives in the package, so a script imports it only after that record.
 
 Negative controls: ``INDUCTOR_FIX_AUTOLOAD=0`` and ``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` leave
@@ -18,7 +20,6 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import textwrap
 from pathlib import Path
@@ -37,6 +38,7 @@ VENV: dict[str, Path] = {}
 ALIASING = """
 import contextlib, json, sys
 import torch
+import torch._inductor.select_algorithm  # what a compile imports first; the fix comes with it
 autoloaded = "inductor_fix" in sys.modules
 device = sys.argv[1] if len(sys.argv) > 1 else "cpu"
 from inductor_fix.check.harness import triton_cpu_harness
@@ -55,9 +57,8 @@ print("PROBE " + json.dumps({"autoloaded": autoloaded, "state": str(status.state
 PROBE = """
 def probe(tag):
     import json, os, sys
-    import torch
-    autoloaded = "inductor_fix" in sys.modules
     import torch._inductor.select_algorithm  # noqa: F401
+    autoloaded = "inductor_fix" in sys.modules
     fix = sys.modules.get("inductor_fix")
     status = fix.status() if fix else None
     print("PROBE " + json.dumps({"tag": tag, "pid": os.getpid(), "autoloaded": autoloaded,
@@ -114,7 +115,9 @@ def setUpModule() -> None:
     # torch through a .pth, from a folder of links to this interpreter's site-packages without its
     # inductor-fix: Inductor puts torch's folder first on its workers' PYTHONPATH, where another
     # inductor-fix distribution would shadow the wheel's entry point (the test's artefact, not a user's).
-    outer, linked = Path(sysconfig.get_paths()["purelib"]), directory / "torch-site"
+    import torch
+
+    outer, linked = Path(torch.__file__).resolve().parents[1], directory / "torch-site"
     linked.mkdir()
     for entry in outer.iterdir():
         if not entry.name.lower().replace("-", "_").lstrip("_").startswith(("inductor_fix", "editable__")):
@@ -160,7 +163,7 @@ class AutoloadCase(TestCase):
 
 class TestInstalledProtects(AutoloadCase):
     def test_the_wheel_is_the_one_imported(self) -> None:
-        code = "import torch, sys; m = sys.modules['inductor_fix']; print(m.__file__)"
+        code = "import torch._inductor.select_algorithm, sys; m = sys.modules['inductor_fix']; print(m.__file__)"
         result = self._python("-c", code)
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertTrue(result.stdout.strip().startswith(str(VENV["dir"])), result.stdout)
@@ -204,19 +207,21 @@ class TestInstalledProtects(AutoloadCase):
                 if affected("bmm"):
                     self.assertRegex(str(outcome["errors"][1]), r"^TypeError: ", outcome)
 
-    def test_import_torch_loads_nothing_of_inductor_and_logs_register(self) -> None:
-        code = ("import sys, torch; m = sys.modules.get('inductor_fix'); "
-                "print(sorted(x for x in sys.modules if x.startswith('torch._inductor')), "
-                "m and str(m.status().state))")
+    def test_import_torch_only_registers_the_hook(self) -> None:
+        code = ("import sys, torch; print(sorted(x for x in sys.modules if x.startswith(('torch._inductor', "
+                "'inductor_fix'))), any(type(f).__module__ == '_inductor_fix_autoload' for f in sys.meta_path))")
         on = self._python("-c", code, TORCH_LOGS="+inductor_fix")  # rejected unless registered in time
         off = self._python("-c", code, INDUCTOR_FIX_AUTOLOAD="0")
         self.assertEqual(on.returncode, 0, on.stderr)
-        self.assertEqual(on.stdout.replace("pending", "None"), off.stdout, on.stderr)
-        self.assertTrue(on.stdout.strip().endswith("pending"), on.stdout)
-        self.assertTrue(off.stdout.strip().endswith("None"), off.stdout)
-        loaded = self._python("-c", "import sys, torch; print('_inductor_fix_autoload' in sys.modules, "
-                                    "'inductor_fix' in sys.modules)", INDUCTOR_FIX_AUTOLOAD="0")
-        self.assertEqual(loaded.stdout.split(), ["True", "False"])  # off: nothing of the package imported
+        self.assertEqual(on.stdout.replace("True", "False"), off.stdout, on.stderr)  # no module more
+        self.assertEqual((on.stdout.split()[-1], off.stdout.split()[-1]), ("True", "False"))
+        self.assertNotIn("inductor_fix", on.stdout)
+        code = "import sys, torch._inductor.select_algorithm; print('inductor_fix' in sys.modules)"
+        logged = self._python("-c", code, TORCH_LOGS="+inductor_fix")
+        self.assertEqual(logged.stdout.strip(), "True", logged.stderr)
+        self.assertRegex(logged.stderr, r"inductor_fix: cache-key (applied|not-needed)")  # TORCH_LOGS took it
+        isolated = self._python("-I", "-c", code)
+        self.assertEqual(isolated.stdout.strip(), "True", isolated.stderr)  # -I: no environment, still protected
 
     def test_status_says_how_it_was_activated(self) -> None:
         cli = VENV["bin"] / "inductor-fix"
@@ -227,8 +232,9 @@ class TestInstalledProtects(AutoloadCase):
                 self.assertEqual(json.loads(result.stdout)["activated_by"], routes)
         text = self._run(cli, "status")
         self.assertIn("activated by: cli, autoload", text.stdout)
-        bad = self._python("-c", "import sys, subprocess, torch; print(sys.modules['inductor_fix'].status()"
-                                 ".activated_by); subprocess.run([sys.executable, '-c', 'import torch'])",
+        bad = self._python("-c", "import sys, subprocess, torch._inductor.select_algorithm; print(sys.modules["
+                                 "'inductor_fix'].status().activated_by); subprocess.run([sys.executable, '-c', "
+                                 "'import torch'])",
                            INDUCTOR_FIX_AUTOLOAD="maybe")
         self.assertIn("('autoload',)", bad.stdout, bad.stderr)  # treated as on, as documented
         self.assertEqual(bad.stderr.count("INDUCTOR_FIX_AUTOLOAD='maybe' is not one of"), 1, bad.stderr)
@@ -244,15 +250,16 @@ class TestInstalledProtects(AutoloadCase):
                         raise ImportError("forced fault")
             sys.meta_path.insert(0, Broken())
         """))
-        for flags in ((), ("-W", "error")):
-            with self.subTest(flags=flags):
-                result = self._python(*flags, "-c", "import torch; print('TORCH', torch.ones(2).sum().item())",
-                                      PYTHONPATH=str(faulty))
+        code = ("import torch, torch._inductor.select_algorithm as s; "
+                "print('TORCH', torch.ones(2).sum().item(), s.TritonTemplate.generate.__module__)")
+        for flags, env in (((), {}), (("-W", "error"), {}), ((), {"INDUCTOR_FIX_REPORT": "job.jsonl"})):
+            with self.subTest(flags=flags, **env):  # at Inductor's import; at import torch with a report
+                result = self._python(*flags, "-c", code, PYTHONPATH=str(faulty), **env)
                 self.assertEqual(result.returncode, 0, result.stderr)
-                self.assertIn("TORCH 2.0", result.stdout)
+                self.assertIn("TORCH 2.0 torch._inductor.select_algorithm", result.stdout)  # stock
                 said = [line for line in result.stderr.splitlines() if "inductor_fix" in line]
                 self.assertEqual(len(said), 1, result.stderr)
-                self.assertIn("not applied at import torch (autoload): ImportError: forced fault", said[0])
+                self.assertIn("not applied (autoload): ImportError: forced fault", said[0])
 
     def test_an_unwritable_report_is_said_once_per_job_at_start(self) -> None:
         report = self.directory / "no-such-folder" / "job.jsonl"
@@ -319,7 +326,7 @@ class TestImportOrders(AutoloadCase):
         plain = self._script("plain.py", "import torch\n" + WRAPS)
         for name, command, routes in (
                 ("before torch", (python, before), [["import", "autoload"]]),
-                ("after torch", (python, after), [["autoload"]]),
+                ("after torch", (python, after), [["import", "autoload"]]),
                 ("under run", (VENV["bin"] / "inductor-fix", "run", "--", python, plain),
                  [["run", "autoload"], ["autoload", "run"]])):
             with self.subTest(name):
