@@ -3,7 +3,8 @@ and its autotuning call disagree.
 
 Installing this package applies the fix in every process that imports torch: torch
 calls its ``torch.backends`` entry point (:mod:`_inductor_fix_autoload`) at ``import
-torch``, which imports this package (``INDUCTOR_FIX_AUTOLOAD=0`` turns that route off).
+torch``, which imports this package when Inductor's ``select_algorithm`` loads
+(``INDUCTOR_FIX_AUTOLOAD=0`` turns that route off).
 Importing this package applies the fix, lazily: nothing of ``torch._inductor`` is
 imported here; the patches land when ``torch._inductor.select_algorithm`` is first
 imported, or at once if it already is. What is patched, where and why is one table,

@@ -61,7 +61,8 @@ import torch
 start = time.perf_counter()
 torch._import_device_backends()
 ms = (time.perf_counter() - start) * 1e3
-print(json.dumps({"ms": ms, "active": "inductor_fix" in sys.modules,
+hooked = any(type(finder).__module__ == "_inductor_fix_autoload" for finder in sys.meta_path)
+print(json.dumps({"ms": ms, "active": hooked or "inductor_fix" in sys.modules,
                   "inductor_modules": sorted(m for m in sys.modules if m.startswith("torch._inductor"))}))
 """
 
