@@ -4,7 +4,8 @@
     python .ci/check_dist.py --same WHEEL WHEEL   (the same files, byte for byte: setup.py changes nothing)
 
 A wheel holds exactly the package's modules of this checkout (``inductor_fix/**/*.py``:
-the fix, the CLI, ``check`` with its CPU harness, the ``run`` bootstrap) and its
+the fix, the CLI, ``check`` with its CPU harness, the ``run`` bootstrap), the autoload
+entry point's module ``_inductor_fix_autoload.py`` (declared in ``torch.backends``) and its
 ``.dist-info/`` with the license: never tests, tools or test-only modules; an sdist holds what
 building the wheel from it needs and what users expect (README, LICENSE, CHANGELOG,
 pyproject.toml and its setup.py shim, the package, test/, patches/). Both name the version in their file
@@ -26,6 +27,10 @@ TEST_ONLY = re.compile(r"inductor_fix/(testing/|.*(observe|faults|drift)\.py)")
 CHECKOUT = Path(__file__).resolve().parents[1]
 #: Every module of the package in this checkout: what a wheel must hold, no more, no less.
 PACKAGE_FILES = {str(p.relative_to(CHECKOUT)) for p in (CHECKOUT / "inductor_fix").rglob("*.py")}
+#: The one top-level module beside the package: torch's autoload entry point (outside the
+#: package so that INDUCTOR_FIX_AUTOLOAD=0 imports nothing of it).
+AUTOLOAD_MODULE = "_inductor_fix_autoload.py"
+PACKAGE_FILES.add(AUTOLOAD_MODULE)
 SDIST_FILES = {"PKG-INFO", "pyproject.toml", "setup.py", "README.md", "LICENSE", "CHANGELOG.md", "patches/README.md"}
 
 
@@ -59,7 +64,12 @@ def check_wheel(path: Path) -> list[str]:
     problems = _common("wheel", version, names, meta)
     problems += [f"wheel holds test-only module {name}" for name in names if TEST_ONLY.match(name)]
     problems += [f"wheel holds {name}, outside inductor_fix/ and {dist_info}"
-                 for name in names if not name.startswith(("inductor_fix/", dist_info))]
+                 for name in names if not name.startswith(("inductor_fix/", dist_info)) and name != AUTOLOAD_MODULE]
+    entry_points = "inductor_fix-{}.dist-info/entry_points.txt".format(version)
+    with zipfile.ZipFile(path) as wheel:
+        declared = wheel.read(entry_points).decode() if entry_points in names else ""
+    if "[torch.backends]\ninductor_fix = _inductor_fix_autoload:activate" not in declared:
+        problems.append("wheel does not declare the torch.backends entry point inductor_fix")
     problems += [f"wheel lacks {name}" for name in sorted(PACKAGE_FILES | {dist_info + "licenses/LICENSE"})
                  if name not in names]
     problems += [f"wheel holds {name}, which is not a module of this checkout's package"

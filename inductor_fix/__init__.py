@@ -1,6 +1,10 @@
 """Stop ``torch.compile(mode="max-autotune")`` crashing when Inductor's template inputs
 and its autotuning call disagree.
 
+Installing this package applies the fix in every process that imports torch: torch
+calls its ``torch.backends`` entry point (:mod:`_inductor_fix_autoload`) at ``import
+torch``, which imports this package when Inductor's ``select_algorithm`` loads
+(``INDUCTOR_FIX_AUTOLOAD=0`` turns that route off).
 Importing this package applies the fix, lazily: nothing of ``torch._inductor`` is
 imported here; the patches land when ``torch._inductor.select_algorithm`` is first
 imported, or at once if it already is. What is patched, where and why is one table,
@@ -77,6 +81,7 @@ original = LIFECYCLE.original
 
 def _apply_at_import() -> None:
     try:
+        LIFECYCLE.activated("import")  # or autoload/run, which claim it: they imported the package
         _logs.install()
         report.install()
         LIFECYCLE.install()

@@ -3,7 +3,8 @@
 Each patch module records into its own :class:`Activity` (``Patch.activity``);
 ``inductor_fix.activity()`` and ``status()`` read them, and the job report
 (``INDUCTOR_FIX_REPORT``) writes them at exit. Every count is also added to
-``torch._dynamo.utils.counters["inductor_fix"]``, as before. Recording happens only
+``torch._dynamo.utils.counters["inductor_fix"]``, as before, and with ``TORCH_TRACE``
+written as a trace artifact ``inductor_fix_<kind>`` (:mod:`inductor_fix._trace`). Recording happens only
 when a patch acts, so a process where nothing needs fixing pays nothing here.
 """
 
@@ -43,6 +44,11 @@ class Activity:
         utils = sys.modules.get("torch._dynamo.utils")
         if utils is not None:
             utils.counters["inductor_fix"][kind] += count
+        from . import _trace
+        from .patches import PATCHES
+
+        patch = next((p.name for p in PATCHES if p.activity is self), None)
+        _trace.artifact(f"inductor_fix_{kind}", {"patch": patch, "kind": kind, "count": count, **detail})
 
     def snapshot(self) -> dict[str, Any]:
         """``{"counts": {...}, "details": [...]}``, a copy."""

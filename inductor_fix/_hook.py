@@ -5,18 +5,23 @@ not import it itself. One finder on ``sys.meta_path`` serves every hook: for a
 hooked module it wraps the loader the other finders return; once the module body
 has run, it puts the real loader back on the module (``__loader__`` and
 ``__spec__.loader``, so ``importlib.reload`` and ``inspect`` see the real one) and
-runs the callbacks. If the module is already in ``sys.modules`` when a hook is
-registered, the caller runs the callback at once (:func:`loaded`).
+runs the callbacks. :func:`when_imported` is the one way the package asks for a
+module: the callback runs at once if the module is loaded, else when it loads.
+
+A callback never breaks the import that triggered it: an exception it raises is
+logged, with one :class:`~inductor_fix.InductorFixWarning` per callback and reason,
+and the importing program carries on (the module itself imported fine).
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 import sys
 from types import ModuleType
 from typing import Any, Callable, Sequence
 
-__all__ = ["FINDER", "loaded", "register", "unregister"]
+__all__ = ["FINDER", "loaded", "register", "unregister", "when_imported"]
 
 Callback = Callable[[ModuleType], None]
 
@@ -37,7 +42,7 @@ class _CallbackLoader:  # a loader by protocol: importlib.abc would cost every s
             if getattr(module, "__spec__", None) is not None:
                 module.__spec__.loader = self._loader
         for callback in list(self._callbacks):
-            callback(module)
+            _call(callback, module)
 
     def __getattr__(self, name: str) -> Any:
         # get_source, get_code, is_package ... keep inspect and linecache working meanwhile.
@@ -65,6 +70,35 @@ class _Finder:  # a sys.meta_path finder by protocol (find_spec)
 
 #: The one finder of this package; first on ``sys.meta_path`` while any hook is registered.
 FINDER = _Finder()
+
+
+def _call(callback: Callback, module: ModuleType) -> None:
+    """``callback(module)``, never raising into the import that runs it."""
+    try:
+        callback(module)
+    except Exception as error:  # the user's import must succeed: the module itself is fine
+        from ._warnings import warn_once
+
+        name = getattr(callback, "__qualname__", repr(callback))
+        logging.getLogger("inductor_fix").debug("post-import hook %s of %s failed", name, module.__name__,
+                                                exc_info=True)
+        warn_once(f"inductor_fix: the hook {name} on import of {module.__name__} failed, so it did nothing: "
+                  f"{type(error).__name__}: {error}")
+
+
+def when_imported(module_name: str, callback: Callback) -> None:
+    """Call ``callback(module)`` now if ``module_name`` is loaded (after waiting for an
+    import of it in progress in another thread), and each time an import executes it later
+    (a reload gives new class objects). Registering a callback twice changes nothing. An
+    exception from ``callback`` is logged and warned once, never raised to the importer or
+    to the caller.
+
+    Call it without holding a lock that ``callback`` takes (see :func:`loaded`).
+    """
+    register(module_name, callback)
+    module = loaded(module_name)
+    if module is not None:
+        _call(callback, module)
 
 
 def register(module_name: str, callback: Callback) -> None:

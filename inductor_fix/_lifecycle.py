@@ -19,7 +19,7 @@ import threading
 from types import ModuleType
 from typing import Any, Iterator, Sequence
 
-from . import _hook
+from . import _hook, _trace
 from ._registry import Registry
 from ._version import __version__
 from ._versions import distribution_version
@@ -89,6 +89,8 @@ class Lifecycle:
         self._on: set[str] = set()
         self._disabled: frozenset[str] = frozenset()
         self._said_disabled: set[str] = set()
+        #: How the package was activated here, first first (see :meth:`activated`).
+        self._routes: list[str] = []
 
     # --- applying ---------------------------------------------------------------------
 
@@ -132,7 +134,6 @@ class Lifecycle:
             if len(self._disabled) == len(self.patches):
                 return
             self._wanted = True
-            _hook.register(self.module_name, self._on_import)
             reason = f"waiting for {self.module_name} to be imported"
             if "torch" not in sys.modules and importlib.util.find_spec("torch") is None:  # no metadata read
                 reason = f"torch is not installed; {reason}"
@@ -140,9 +141,23 @@ class Lifecycle:
                 if patch.name in self._on and patch.name not in self._disabled and self._states[patch.name][0] in (
                         State.REMOVED, State.DISABLED):
                     self._states[patch.name] = (State.PENDING, reason)
-        module = _hook.loaded(self.module_name)  # outside the lock: may wait for another thread's import
-        if module is not None:
-            self._on_import(module)
+        # Outside the lock: it may wait for another thread's import, whose hook takes the lock.
+        _hook.when_imported(self.module_name, self._on_import)
+        with self._lock:
+            if not self._wanted:  # remove() ran meanwhile: leave no hook behind
+                _hook.unregister(self.module_name, self._on_import)
+
+    def activated(self, route: str, *, claims_import: bool = False) -> None:
+        """Record that ``route`` activated the package in this process: ``"import"`` (the
+        package's own import), ``"autoload"`` (torch's ``torch.backends`` entry point),
+        ``"run"`` (``inductor-fix run``'s start-up hook), ``"cli"`` (an ``inductor-fix``
+        command). ``claims_import``: the route itself imported the package just now, so the
+        ``"import"`` that import recorded is this route's."""
+        with self._lock:
+            if claims_import and "import" in self._routes:
+                self._routes[self._routes.index("import")] = route
+            if route not in self._routes:
+                self._routes.append(route)
 
     def _owners(self, patch: Patch, module: ModuleType) -> tuple[int, ...]:
         return tuple(id(getattr(module, split_target(target)[0], None)) for target in patch.targets)
@@ -163,7 +178,10 @@ class Lifecycle:
                     continue
                 self._decided[patch.name] = self._owners(patch, module)
                 self._states[patch.name] = self._install(patch, module)
-                log.info("inductor_fix: %s %s: %s", patch.name, *self._states[patch.name])
+                state, reason = self._states[patch.name]
+                log.info("inductor_fix: %s %s: %s", patch.name, state, reason)
+                _trace.artifact("inductor_fix_decision", {"patch": patch.name, "state": str(state), "reason": reason,
+                                                          "targets": list(patch.targets)})
 
     def _install(self, patch: Patch, module: ModuleType) -> tuple[State, str]:
         """Decide and, if right, install ``patch`` on ``module``; never raises."""
@@ -242,7 +260,8 @@ class Lifecycle:
         with self._lock:
             patches = tuple(PatchStatus(p.name, p.target, *self._states[p.name], p.activity.snapshot()["counts"])
                             for p in self.patches)
-        return Status.of(patches, _torch_version(), distribution_version("triton"), __version__)
+            routes = tuple(self._routes)
+        return Status.of(patches, _torch_version(), distribution_version("triton"), __version__, routes)
 
     def activity(self) -> dict[str, dict[str, Any]]:
         """What each patch did in this process: ``{patch name: {"counts": {kind: n},

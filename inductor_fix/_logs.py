@@ -13,7 +13,6 @@ was read already: import this package first, or use ``inductor-fix run``).
 from __future__ import annotations
 
 import logging
-import sys
 from types import ModuleType
 
 from . import _hook
@@ -35,7 +34,4 @@ def _register(_module: ModuleType | None = None) -> None:
 
 def install() -> None:
     """Register ``inductor_fix`` with torch's logging now or when torch's registry loads."""
-    if _REGISTRATIONS in sys.modules:
-        _register()
-    else:
-        _hook.register(_REGISTRATIONS, _register)
+    _hook.when_imported(_REGISTRATIONS, _register)

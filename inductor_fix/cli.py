@@ -139,7 +139,21 @@ class _Subcommand(argparse.ArgumentParser):
         return namespace, extras
 
 
+def _claim_own_import() -> None:
+    """As the ``inductor-fix`` program (or ``python -m inductor_fix``), this process imported the
+    package itself: that import is the command's (``activated by: cli``), not a user's."""
+    import os
+
+    main_module = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if os.path.basename(sys.argv[0]).startswith("inductor-fix") or \
+            getattr(main_module, "name", None) == "inductor_fix.__main__":
+        from ._lifecycle import LIFECYCLE
+
+        LIFECYCLE.activated("cli", claims_import=True)
+
+
 def main(argv: list[str] | None = None) -> int:
+    _claim_own_import()
     stdout = sys.stdout
     sys.stdout = _ReaderMayLeave(stdout)
     try:

@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 __all__ = ["EXIT_STATUS", "FORMAT", "VARIABLE", "Summary", "install", "line", "read", "summarize"]
 
 VARIABLE = "INDUCTOR_FIX_REPORT"
+#: Set, to the absolute path, by the process that warned that the report cannot be written:
+#: the job's other processes (its children) do not warn again.
+WARNED_VARIABLE = "INDUCTOR_FIX_REPORT_WARNED"
 #: The layout of a line; a reader skips lines of another layout (counted, with a message).
 FORMAT = 1
 #: ``inductor-fix report`` exit status -> meaning, as ``--help`` and README say it.
@@ -54,18 +57,38 @@ _benchmarks_before = 0  # the parent's autotuning rounds a forked child inherite
 
 
 def install() -> None:
-    """Arm the exit-time line once Inductor loads, if ``INDUCTOR_FIX_REPORT`` is set."""
+    """Arm the exit-time line once Inductor loads, if ``INDUCTOR_FIX_REPORT`` is set.
+
+    A path that cannot be appended to is said now, in one
+    :class:`~inductor_fix.InductorFixWarning` per job (the first process to see it sets
+    :data:`WARNED_VARIABLE` for its children), not at exit when the job's report is lost.
+    """
     global _path
     if not os.environ.get(VARIABLE):
         return
     _path = os.path.abspath(os.environ[VARIABLE])
+    problem = unappendable(_path)
+    if problem and os.environ.get(WARNED_VARIABLE) != _path:
+        from ._warnings import warn_once
+
+        warn_once(f"inductor_fix: {VARIABLE}={os.environ[VARIABLE]}: {problem}; no process of this job can "
+                  "write its report line (set it to a file that can be appended to)", stacklevel=3)
+        os.environ[WARNED_VARIABLE] = _path
     from . import _hook
     from .patches import MODULE
 
-    if MODULE in sys.modules:
-        _arm()
-    else:
-        _hook.register(MODULE, _arm)
+    _hook.when_imported(MODULE, _arm)
+
+
+def unappendable(path: str) -> str | None:
+    """Why lines cannot be appended to ``path`` (a folder, no permission, no such folder, a FIFO
+    without a reader), or None if they can, opened as :func:`_write` opens it. Creates it empty
+    if it is missing, as ``run --report`` does."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644))
+    except OSError as error:
+        return f"cannot append to it: {error.strerror or error}"
+    return None
 
 
 def _arm(_module: Any = None) -> None:
@@ -84,6 +107,10 @@ def _arm(_module: Any = None) -> None:
     import multiprocessing.util
 
     multiprocessing.util.register_after_fork(_FORK_TOKEN, _forked_by_multiprocessing)
+    if multiprocessing.parent_process() is not None:
+        # A multiprocessing child that loaded Inductor itself (forkserver's, or fork's after
+        # the fork) also leaves through os._exit: its line goes out with the exit finalizers.
+        multiprocessing.util.Finalize(None, _write, args=(_path,), exitpriority=0)
 
 
 class _ForkToken:

@@ -67,7 +67,11 @@ class Status:
     ``torch_version`` is ``torch.__version__`` (``"2.14.1+cu130"``), read from the installed
     ``torch/version.py`` while torch is not imported (the same string either way);
     ``triton_version`` the installed distribution's. Both are None when not installed.
-    ``inductor_fix_version`` is this package's version.
+    ``inductor_fix_version`` is this package's version. ``activated_by`` says how the
+    package was activated in this process, first first: ``"autoload"`` (installed: torch's
+    ``torch.backends`` entry point, at ``import torch``), ``"import"`` (``import
+    inductor_fix``), ``"run"`` (``inductor-fix run``'s start-up hook), ``"cli"`` (an
+    ``inductor-fix`` command itself); empty when none did (``remove()`` keeps the record).
     """
 
     state: State
@@ -77,10 +81,11 @@ class Status:
     triton_version: str | None
     patches: tuple[PatchStatus, ...]
     inductor_fix_version: str | None = None
+    activated_by: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, patches: tuple[PatchStatus, ...], torch_version: str | None, triton_version: str | None,
-           inductor_fix_version: str | None = None) -> Status:
+           inductor_fix_version: str | None = None, activated_by: tuple[str, ...] = ()) -> Status:
         """The overall status of ``patches`` (rules in the class docstring)."""
         for state in (State.PENDING, State.UNSUPPORTED, State.DISABLED, State.REMOVED, State.APPLIED):
             named = [p for p in patches if p.state == state]
@@ -96,7 +101,8 @@ class Status:
         else:
             which = "" if len(named) == len(patches) else f"{', '.join(p.name for p in named)} {state}: "
             reason = f"{'' if protected is None else 'not protected: '}{which}{named[0].reason}"
-        return cls(state, reason, protected, torch_version, triton_version, patches, inductor_fix_version)
+        return cls(state, reason, protected, torch_version, triton_version, patches, inductor_fix_version,
+                   tuple(activated_by))
 
     def patch(self, name: str) -> PatchStatus:
         """The :class:`PatchStatus` called ``name``; KeyError if there is none."""
@@ -120,6 +126,7 @@ class Status:
                               break_on_hyphens=False)
         lines.append(f"  inductor_fix {self.inductor_fix_version}, torch {self.torch_version or 'not installed'}, "
                      f"triton {self.triton_version or 'not installed'}; targets in {module[:-1]}")
+        lines.append(f"  activated by: {', '.join(self.activated_by) or 'nothing'}")
         indent = " " * 32
         for patch in self.patches:
             targets = [target.strip().removeprefix(module) for target in patch.target.split(",")]

@@ -387,6 +387,7 @@ class TestRepository(TestCase):
         readme = " ".join((ROOT / "README.md").read_text().split())
         self.assertIn(f"~{data['import_after_torch_ms']['median']:.0f} ms after `import torch`", readme)
         self.assertIn(f"pays ~{data['run_no_torch']['added_ms']['median']:.0f} ms", readme)
+        self.assertIn(f"adds ~{data['autoload']['added_ms']['median']:.1f} ms per `import torch`", readme)
         self.assertIn("`tools/bench startup`", readme)
 
 

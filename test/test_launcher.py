@@ -3,7 +3,8 @@
 Each script here is an ordinary program: it never imports ``inductor_fix``. It asks
 whether the fix is there (``"inductor_fix" in sys.modules``) once torch's Inductor has
 loaded: the start-up hook imports nothing before torch does. Negative controls:
-the same script under plain ``python`` has no fix, and under ``run`` with
+the same script under plain ``python`` has no fix (``INDUCTOR_FIX_AUTOLOAD=0`` throughout:
+this file tests the ``run`` route alone; test_autoload.py the installed one), and under ``run`` with
 ``INDUCTOR_FIX_DISABLE=1`` the harness compile crashes on affected releases.
 """
 
@@ -37,7 +38,8 @@ print("PROBE " + json.dumps({"active": active, "state": state}), flush=True)
 
 def _environment(**overrides: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("INDUCTOR_FIX_") and k != "PYTHONPATH"}
-    return {**env, **overrides}
+    # The run route alone: where the package is installed (CI), torch's autoload would add it too.
+    return {**env, "INDUCTOR_FIX_AUTOLOAD": "0", **overrides}
 
 
 def _probes(output: str) -> list[dict]:

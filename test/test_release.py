@@ -197,9 +197,17 @@ class TestPackageMetadata(TestCase):
             "check": ["torch>=2.8", "numpy"],
             "test": ["torch>=2.8", "numpy", "pytest>=7", "hypothesis>=6.100", "expecttest>=0.2",
                      "wrapt>=1.14",  # test_api wraps over ours with a real wrapt wrapper
-                     "ruff>=0.6"],  # the linter, test/test_lint.py
+                     "ruff>=0.6",  # the linter, test/test_lint.py
+                     "tlparse"],  # test_autoload renders a TORCH_TRACE with it
         })
         self.assertEqual(self.pyproject["tool"]["setuptools"]["packages"]["find"], {"include": ["inductor_fix*"]})
+        # Installed means protected: torch calls it at `import torch`; it sits outside the package.
+        self.assertEqual(self.project["entry-points"], {"torch.backends": {"inductor_fix":
+                                                                           "_inductor_fix_autoload:activate"}})
+        self.assertEqual(self.pyproject["tool"]["setuptools"]["py-modules"], ["_inductor_fix_autoload"])
+        import _inductor_fix_autoload
+
+        self.assertTrue(callable(_inductor_fix_autoload.activate))
         self.assertIn("setuptools>=77", self.pyproject["build-system"]["requires"])
         # setup.py is a shim that defers to pyproject.toml: `setup()` with no arguments, nothing else.
         shim = ast.parse((ROOT / "setup.py").read_text())

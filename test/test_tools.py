@@ -161,6 +161,8 @@ class TestBench(TestCase):
         self.assertEqual(data["inductor_modules"], [])
         self.assertIn("under `run`", process.stdout)
         self.assertIn("other_added_ms", data["run_no_torch"])
+        self.assertEqual(data["autoload"]["inductor_modules"], [])  # the entry point imports nothing of Inductor
+        self.assertIn("installed (autoload entry point)", process.stdout)
 
     def test_every_patch_with_a_benchmark_is_found(self) -> None:
         process = subprocess.run([sys.executable, str(ROOT / "tools" / "bench"), "--help"], capture_output=True,

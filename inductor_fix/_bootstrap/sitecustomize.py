@@ -29,7 +29,11 @@ class _Trigger:  # a sys.meta_path finder by protocol
         while self in sys.meta_path:
             sys.meta_path.remove(self)
         try:
+            first = "inductor_fix" not in sys.modules  # else torch's autoload imported it already
             import inductor_fix._hook as hook  # applies the fix; registers the package's own finder
+            from inductor_fix._lifecycle import LIFECYCLE
+
+            LIFECYCLE.activated("run", claims_import=first)
         except Exception as error:  # e.g. a python of another environment on PATH
             sys.stderr.write(
                 f"inductor-fix run: {sys.executable} cannot import inductor_fix "

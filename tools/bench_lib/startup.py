@@ -11,10 +11,19 @@
   with ``perf_counter`` inside fresh processes; also which ``torch._inductor`` modules
   that import pulled in (none is the goal).
 
+- ``autoload``: what installing the package adds to every ``import torch`` (torch's
+  ``torch.backends`` entry point). Two folders first on ``PYTHONPATH``, each holding an
+  ``inductor-fix`` distribution's metadata that shadows any installed one: with the entry
+  point, and without. In fresh processes, alternating, paired: torch's
+  ``_import_device_backends()`` timed with ``perf_counter`` (``TORCH_DEVICE_BACKEND_AUTOLOAD=0``
+  skips torch's own call, so the child makes it; the precise figure), and the wall time of
+  ``python -c "import torch"`` (torch's own call; noisier).
+
 ``--against CHECKOUT`` adds another checkout's ``run`` hook to the first measurement,
 in the same rotation (before/after a change, side by side).
 
-Goals (issue 21): no torch ≤ 5 ms added (median of pairs); import after torch ≤ 10 ms.
+Goals (issue 21): no torch ≤ 5 ms added (median of pairs); import after torch ≤ 10 ms;
+(issue 29) autoload ≤ 10 ms added per ``import torch``.
 The package's bytecode is compiled first and children may use it, as after ``pip
 install`` (``PYTHONDONTWRITEBYTECODE`` is dropped from their environment).
 """
@@ -34,7 +43,7 @@ __all__ = ["GOALS_MS", "HELP", "add_arguments", "markdown", "run"]
 
 HELP = "process start-up under run, and import after torch (~5 min)"
 
-GOALS_MS = {"run_no_torch": 5.0, "import_after_torch": 10.0}
+GOALS_MS = {"run_no_torch": 5.0, "import_after_torch": 10.0, "autoload": 10.0}
 IMPORT_CHILD = """
 import json, sys, time
 import torch
@@ -46,10 +55,23 @@ loaded = sorted(m for m in set(sys.modules) - before if m.startswith("torch._ind
 print(json.dumps({"ms": ms, "inductor_modules": loaded}))
 """
 
+AUTOLOAD_CHILD = """
+import json, sys, time
+import torch
+start = time.perf_counter()
+torch._import_device_backends()
+ms = (time.perf_counter() - start) * 1e3
+hooked = any(type(finder).__module__ == "_inductor_fix_autoload" for finder in sys.meta_path)
+print(json.dumps({"ms": ms, "active": hooked or "inductor_fix" in sys.modules,
+                  "inductor_modules": sorted(m for m in sys.modules if m.startswith("torch._inductor"))}))
+"""
+
 
 def _environment() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items()
-            if not k.startswith(("INDUCTOR_FIX_", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE"))}
+    # INDUCTOR_FIX_AUTOLOAD=0: the other routes alone, also where the package is installed.
+    return {**{k: v for k, v in os.environ.items()
+               if not k.startswith(("INDUCTOR_FIX_", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE"))},
+            "INDUCTOR_FIX_AUTOLOAD": "0"}
 
 
 def _wall(command: list[str], env: dict[str, str]) -> float:
@@ -79,6 +101,55 @@ def _paired(code: str, reps: int, against: str | None = None) -> dict[str, Any]:
             key = "added_ms" if name == "under_run" else "other_added_ms"
             result[key] = summary([t - a for t, a in zip(times[name], times["alone"])])
     return result
+
+
+def _distribution(folder: str, entry_point: bool) -> str:
+    """``folder`` holding an ``inductor-fix`` dist-info (with the autoload entry point or
+    without), to put first on ``PYTHONPATH``: it shadows an installed one of that name."""
+    from inductor_fix import __version__
+
+    info = os.path.join(folder, f"inductor_fix-{__version__}.dist-info")
+    os.makedirs(info)
+    with open(os.path.join(info, "METADATA"), "w") as handle:
+        handle.write(f"Metadata-Version: 2.1\nName: inductor-fix\nVersion: {__version__}\n")
+    if entry_point:
+        with open(os.path.join(info, "entry_points.txt"), "w") as handle:
+            handle.write("[torch.backends]\ninductor_fix = _inductor_fix_autoload:activate\n")
+    return folder
+
+
+def _autoload(reps: int) -> dict[str, Any]:
+    import tempfile
+
+    import inductor_fix
+
+    checkout = os.path.dirname(os.path.dirname(os.path.abspath(inductor_fix.__file__)))  # the entry point's module
+    with tempfile.TemporaryDirectory() as directory:
+        folders = {name: _distribution(os.path.join(directory, name), name == "installed")
+                   for name in ("absent", "installed")}
+        envs = {name: dict(_environment(), PYTHONPATH=os.pathsep.join([folder, checkout]))
+                for name, folder in folders.items()}
+        for env in envs.values():
+            env.pop("INDUCTOR_FIX_AUTOLOAD")  # on, as installed
+        timed: dict[str, list[dict[str, Any]]] = {name: [] for name in envs}
+        walls: dict[str, list[float]] = {name: [] for name in envs}
+        for rep in range(reps + 1):
+            names = list(envs)[rep % 2:] + list(envs)[:rep % 2]
+            for name in names:
+                process = subprocess.run([sys.executable, "-c", AUTOLOAD_CHILD], capture_output=True, text=True,
+                                         check=True, env=dict(envs[name], TORCH_DEVICE_BACKEND_AUTOLOAD="0"))
+                timed[name].append(json.loads(process.stdout.strip().splitlines()[-1]))
+                walls[name].append(_wall([sys.executable, "-c", "import torch"], envs[name]))
+        timed = {name: values[1:] for name, values in timed.items()}  # the first pair warms caches
+        walls = {name: values[1:] for name, values in walls.items()}
+    if not all(t["active"] for t in timed["installed"]) or any(t["active"] for t in timed["absent"]):
+        raise SystemExit("tools/bench startup: the entry point did not activate the package as expected")
+    return {"backends_call_ms": {name: summary([t["ms"] for t in values]) for name, values in timed.items()},
+            "added_ms": summary([i["ms"] - a["ms"] for i, a in zip(timed["installed"], timed["absent"])]),
+            "import_torch_wall_ms": {name: summary(values) for name, values in walls.items()},
+            "wall_added_ms": summary([i - a for i, a in zip(walls["installed"], walls["absent"])]),
+            "inductor_modules": sorted({m for t in timed["installed"] for m in t["inductor_modules"]}
+                                       - {m for t in timed["absent"] for m in t["inductor_modules"]})}
 
 
 def add_arguments(parser: Any) -> None:
@@ -111,11 +182,14 @@ def run(args: Any, child: Any = None) -> dict[str, Any]:
                                  text=True, check=True)
         imports.append(json.loads(process.stdout.strip().splitlines()[-1]))
     imports = imports[1:]  # the first one compiles bytecode
+    print(f"autoload: import torch with and without the entry point installed, {reps} pairs ...", flush=True)
+    autoload = _autoload(reps)
     return {"kind": "startup", "torch": torch.__version__, "python": sys.version.split()[0],
             "cpus": os.cpu_count(), "reps": reps, "run_no_torch": no_torch, "against": _commit(against),
             "run_import_torch": with_torch,
             "import_after_torch_ms": summary([i["ms"] for i in imports]),
-            "inductor_modules": sorted({m for i in imports for m in i["inductor_modules"]}), "goals_ms": GOALS_MS}
+            "inductor_modules": sorted({m for i in imports for m in i["inductor_modules"]}), "autoload": autoload,
+            "goals_ms": GOALS_MS}
 
 
 def _commit(checkout: str | None) -> str | None:
@@ -144,6 +218,17 @@ def markdown(data: dict[str, Any]) -> str:
          f"≤ {goals['import_after_torch']:g}", f"torch._inductor modules imported: "
          f"{', '.join(data['inductor_modules']) or 'none'}"),
     ]
+    if data.get("autoload"):
+        autoload = data["autoload"]
+        rows += [
+            ("installed (autoload entry point): torch's `_import_device_backends()`, added ms",
+             span(autoload["added_ms"], 1), f"≤ {goals['autoload']:g}",
+             f"{autoload['backends_call_ms']['absent']['median']:.1f} without; torch._inductor modules imported: "
+             f"{', '.join(autoload['inductor_modules']) or 'none'}"),
+            ("installed (autoload entry point): `python -c \"import torch\"`, added wall ms",
+             span(autoload["wall_added_ms"], 1), "-",
+             f"{autoload['import_torch_wall_ms']['absent']['median']:.0f} without"),
+        ]
     return "\n".join([
         f"Start-up cost, torch {data['torch']}, Python {data['python']}, {data['cpus']} CPUs, {data['reps']} "
         f"repetitions (`{data['command']}`):", "",
