@@ -3,7 +3,8 @@
     python .ci/check_dist.py DIST [DIST ...]   (inductor_fix-X.tar.gz, inductor_fix-X-py3-none-any.whl)
 
 A wheel holds exactly the package's modules of this checkout (``inductor_fix/**/*.py``:
-the fix, the CLI, ``check`` with its CPU harness, the ``run`` bootstrap) and its
+the fix, the CLI, ``check`` with its CPU harness, the ``run`` bootstrap), its data (the
+recorded source fingerprints, ``inductor_fix/patches/fingerprints.json``) and its
 ``.dist-info/`` with the license: never tests, tools or test-only modules; an sdist holds what
 building the wheel from it needs and what users expect (README, LICENSE, CHANGELOG,
 pyproject.toml, the package, test/, patches/). Both name the version in their file
@@ -23,8 +24,10 @@ from pathlib import Path
 #: Test-only helpers (they live in test/: the drift drill, injected faults, the observer).
 TEST_ONLY = re.compile(r"inductor_fix/(testing/|.*(observe|faults|drift)\.py)")
 CHECKOUT = Path(__file__).resolve().parents[1]
-#: Every module of the package in this checkout: what a wheel must hold, no more, no less.
-PACKAGE_FILES = {str(p.relative_to(CHECKOUT)) for p in (CHECKOUT / "inductor_fix").rglob("*.py")}
+#: Data the package reads at run time (pyproject's package-data): the recorded source fingerprints.
+PACKAGE_DATA = {"inductor_fix/patches/fingerprints.json"}
+#: Every module of the package in this checkout and its data: what a wheel must hold, no more, no less.
+PACKAGE_FILES = {str(p.relative_to(CHECKOUT)) for p in (CHECKOUT / "inductor_fix").rglob("*.py")} | PACKAGE_DATA
 SDIST_FILES = {"PKG-INFO", "pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md", "patches/README.md"}
 
 
@@ -61,7 +64,7 @@ def check_wheel(path: Path) -> list[str]:
                  for name in names if not name.startswith(("inductor_fix/", dist_info))]
     problems += [f"wheel lacks {name}" for name in sorted(PACKAGE_FILES | {dist_info + "licenses/LICENSE"})
                  if name not in names]
-    problems += [f"wheel holds {name}, which is not a module of this checkout's package"
+    problems += [f"wheel holds {name}, which is not a module or data file of this checkout's package"
                  for name in names if name.startswith("inductor_fix/") and name not in PACKAGE_FILES]
     return problems
 

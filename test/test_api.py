@@ -331,17 +331,21 @@ class TestGating(TestCase):
 
     def test_unsupported_when_source_differs_from_release(self) -> None:
         """A synthetic change to a wrapped function's source on a recorded release is not patched."""
-        recorded = [p for p in PATCHES if str(TORCH_RELEASE) in p.fingerprints]
+        recorded = [p for p in PATCHES if p.recorded_fingerprints(str(TORCH_RELEASE))]
         if not recorded:
             self.skipTest(f"no fingerprints recorded for torch {TORCH_RELEASE}")
         import inspect
 
+        from inductor_fix.patches import base
+
         for patch in recorded:
-            target = next(iter(patch.fingerprints[str(TORCH_RELEASE)]))
+            target = next(iter(patch.recorded_fingerprints(str(TORCH_RELEASE))))
             owner_name, name = split_target(target)
             function = function_of(self.originals[WRAPPED.index((getattr(select_algorithm, owner_name), name))])
             changed = textwrap.dedent(inspect.getsource(function)) + "    pass  # a synthetic change\n"
-            with mock.patch("inspect.getsource", return_value=changed):
+            # Sources are read once per code object: forget them for the block, and so the changed one after it.
+            with mock.patch("inspect.getsource", return_value=changed), \
+                    mock.patch.dict(base._SOURCE_FINGERPRINTS, clear=True):
                 inductor_fix.remove()
                 with self.assertWarnsRegex(inductor_fix.InductorFixWarning, "differs from torch .* released source"):
                     status = inductor_fix.apply()
@@ -349,6 +353,60 @@ class TestGating(TestCase):
             self.assertIn("fingerprint", status.patch(patch.name).reason)
             for target in patch.targets:
                 self.assertFalse(inductor_fix.is_patched(target))
+
+    def test_source_is_read_once_per_code_object(self) -> None:
+        import inspect
+
+        from inductor_fix.patches import base
+
+        recorded = {t for p in PATCHES for t in p.recorded_fingerprints(str(TORCH_RELEASE))}
+        if not recorded:
+            self.skipTest(f"no fingerprints recorded for torch {TORCH_RELEASE}")
+        with mock.patch.dict(base._SOURCE_FINGERPRINTS, clear=True), \
+                mock.patch("inspect.getsource", wraps=inspect.getsource) as getsource:
+            for _ in range(3):
+                inductor_fix.apply()
+                inductor_fix.remove()
+            self.assertEqual(getsource.call_count, len(recorded))
+
+            def probe() -> int:
+                return 1
+
+            first = base.source_fingerprint(probe)
+            probe.__code__ = (lambda: 2).__code__  # a new code object is read again
+            self.assertNotEqual(base.source_fingerprint(probe), first)
+            self.assertEqual(getsource.call_count, len(recorded) + 2)
+
+    def test_unreadable_recorded_fingerprints_patch_nothing(self) -> None:
+        """A broken install (the data file missing or malformed) recognises nothing."""
+        import tempfile
+        from pathlib import Path
+
+        from inductor_fix.patches import base
+
+        if not any(p.recorded_fingerprints(str(TORCH_RELEASE)) for p in PATCHES):
+            self.skipTest(f"no fingerprints recorded for torch {TORCH_RELEASE}")
+        for text in (None, "{not json", '{"releases": {"2.14.1": []}}'):
+            with tempfile.TemporaryDirectory() as directory:
+                if text is not None:
+                    Path(directory, base.FINGERPRINTS_FILE).write_text(text)
+                base.recorded_fingerprints.cache_clear()
+                self.addCleanup(base.recorded_fingerprints.cache_clear)
+                with mock.patch("importlib.resources.files", return_value=Path(directory)), \
+                        warnings.catch_warnings():
+                    warnings.simplefilter("ignore", inductor_fix.InductorFixWarning)
+                    status = inductor_fix.apply()
+                inductor_fix.remove()
+            for patch in status.patches:
+                if patch.state != State.NOT_NEEDED:
+                    self.assertEqual(patch.state, State.UNSUPPORTED, (text, patch))
+                    self.assertIn("recorded source fingerprints", patch.reason)
+            self.assertEqual([owner.__dict__[name] for owner, name in WRAPPED], self.originals)
+
+    def test_tables_still_passed_to_patch_agree_with_the_data_file(self) -> None:
+        for patch in PATCHES:
+            for release, table in patch.fingerprints.items():
+                self.assertEqual(dict(table), patch.recorded_fingerprints(release), (patch.name, release))
 
 
 class TestUnusualEnvironments(TestCase):
