@@ -15,11 +15,17 @@ per test, without shrinking (pinned ``@example`` cases always run).
 off, so this is how the version matrix shows 2.8.x is affected once it is on.
 
 GPU tests skip without CUDA; on a CUDA machine they run for real.
+
+In CPU mode every test runs with fewer Triton template configs per matmul selection
+(``helpers.MAX_MM_CONFIGS``, why it stays honest beside it); GPU mode tries them all.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+
+import pytest
 
 import inductor_fix  # noqa: F401  (applied for the whole session, as users have it; before torch)
 
@@ -62,6 +68,14 @@ if os.environ.get("INDUCTOR_FIX_HYPOTHESIS_MAX_EXAMPLES"):  # a bounded run: the
         phases=[Phase.explicit, Phase.reuse, Phase.generate],
     )
     settings.load_profile("bounded")
+
+
+@pytest.fixture(autouse=True)
+def _fewer_template_configs_on_the_cpu_harness():
+    from helpers import DEVICE, fewer_template_configs
+
+    with fewer_template_configs() if DEVICE == "cpu" else contextlib.nullcontext():
+        yield
 
 
 def pytest_report_header(config) -> list[str]:

@@ -3,6 +3,7 @@ runs, and figures for the closing note of a GPU run."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -33,6 +34,25 @@ GUARD_KINDS = ("regenerated", "excluded", "excluded_at_benchmark")
 TOLERANCE = {"float32": 1e-3, "float16": 2e-2, "bfloat16": 6e-2}
 
 requires_cuda = unittest.skipUnless(HAS_CUDA, "needs a CUDA GPU (GPU mode)")
+
+#: Triton template configs a matmul selection tries on the CPU harness
+#: (``torch._inductor.config.test_configs.max_mm_configs``, 2.8-2.15; the default, None, tries
+#: each of the release's list, a dozen or more). Nothing is computed there, and the bugs under
+#: test do not depend on how many are tried: only on each compile of a sequence trying the
+#: same ones, so that a later compile hits an earlier one's codegen-cache entry (the
+#: same-pattern tests assert hits; the stock controls fail on them). Two keep every selection
+#: choosing among several Triton choices. One bmm sequence: 17.9 s -> 2.9 s on 2 busy CPUs.
+MAX_MM_CONFIGS = 2
+
+
+def fewer_template_configs() -> contextlib.AbstractContextManager:
+    """``config.patch`` of :data:`MAX_MM_CONFIGS` where this torch has the setting, else nothing
+    (then every config is tried, as before)."""
+    from torch._inductor import config
+
+    if not hasattr(getattr(config, "test_configs", None), "max_mm_configs"):
+        return contextlib.nullcontext()
+    return config.patch({"test_configs.max_mm_configs": MAX_MM_CONFIGS})
 
 
 def affected(op: str) -> bool:
