@@ -16,9 +16,9 @@ off, so this is how the version matrix shows 2.8.x is affected once it is on.
 
 GPU tests skip without CUDA; on a CUDA machine they run for real.
 
-In CPU mode every test autotunes quickly (``helpers.quick_cpu_autotuning``: fewer Triton
-template configs per matmul selection, briefer CPU benchmarks; why that stays honest beside
-it); GPU mode autotunes as users do.
+In CPU mode every test autotunes quickly (``quick_autotuning.py``: fewer Triton template
+configs per matmul selection, briefer CPU benchmarks; why that stays honest beside them);
+GPU mode autotunes as users do.
 """
 
 from __future__ import annotations
@@ -73,7 +73,8 @@ if os.environ.get("INDUCTOR_FIX_HYPOTHESIS_MAX_EXAMPLES"):  # a bounded run: the
 
 @pytest.fixture(autouse=True)
 def _quick_autotuning_on_the_cpu_harness():
-    from helpers import DEVICE, quick_cpu_autotuning
+    from helpers import DEVICE
+    from quick_autotuning import quick_cpu_autotuning
 
     with quick_cpu_autotuning() if DEVICE == "cpu" else contextlib.nullcontext():
         yield

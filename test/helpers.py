@@ -3,14 +3,13 @@ runs, and figures for the closing note of a GPU run."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import subprocess
 import sys
 import textwrap
 import unittest
-from typing import Any, Iterator
+from typing import Any
 
 import torch
 from packaging.version import Version
@@ -34,48 +33,6 @@ GUARD_KINDS = ("regenerated", "excluded", "excluded_at_benchmark")
 TOLERANCE = {"float32": 1e-3, "float16": 2e-2, "bfloat16": 6e-2}
 
 requires_cuda = unittest.skipUnless(HAS_CUDA, "needs a CUDA GPU (GPU mode)")
-
-#: Triton template configs a matmul selection tries on the CPU harness
-#: (``torch._inductor.config.test_configs.max_mm_configs``, 2.8-2.15; the default, None, tries
-#: each of the release's list, a dozen or more). Nothing is computed there, and the bugs under
-#: test do not depend on how many are tried: only on each compile of a sequence trying the
-#: same ones, so that a later compile hits an earlier one's codegen-cache entry (the
-#: same-pattern tests assert hits; the stock controls fail on them). Two keep every selection
-#: choosing among several Triton choices.
-MAX_MM_CONFIGS = 2
-#: Milliseconds each CPU benchmark of a choice runs, warm-up and timed (Inductor's
-#: ``Benchmarker.benchmark_cpu`` runs 20 + 100, 2.8-2.15): under the harness a launch only
-#: checks arity, which its first call does, and the timings choose nothing that matters.
-#: Each call still runs at least twice.
-CPU_BENCHMARK_MS = 1
-
-
-@contextlib.contextmanager
-def quick_cpu_autotuning() -> Iterator[None]:
-    """Autotuning on the CPU harness with :data:`MAX_MM_CONFIGS` configs per matmul selection
-    (a ``config.patch``, where this torch has the setting) and benchmarks of
-    :data:`CPU_BENCHMARK_MS` (where ``Benchmarker.benchmark_cpu`` takes ``warmup``/``rep``);
-    on a torch with neither, autotuning as it is. One bmm sequence of three compiles: 17.9 s ->
-    1.3 s on 2 busy CPUs."""
-    import inspect
-    from unittest import mock
-
-    from torch._inductor import config
-    from torch._inductor.runtime import benchmarking
-
-    with contextlib.ExitStack() as stack:
-        if hasattr(getattr(config, "test_configs", None), "max_mm_configs"):
-            stack.enter_context(config.patch({"test_configs.max_mm_configs": MAX_MM_CONFIGS}))
-        benchmark_cpu = getattr(benchmarking.Benchmarker, "benchmark_cpu", None)
-        if benchmark_cpu is not None and {"warmup", "rep"} <= set(inspect.signature(benchmark_cpu).parameters):
-
-            def brief_benchmark_cpu(self: Any, _callable: Any, warmup: int = 20, rep: int = 100, **kwargs: Any):
-                return benchmark_cpu(self, _callable, warmup=min(warmup, CPU_BENCHMARK_MS),
-                                     rep=min(rep, CPU_BENCHMARK_MS), **kwargs)
-
-            stack.enter_context(mock.patch.object(benchmarking.Benchmarker, "benchmark_cpu", brief_benchmark_cpu))
-        yield
-
 
 def affected(op: str) -> bool:
     """Whether stock compiles of ``inductor-fix check`` op ``op`` crash on this torch: the
