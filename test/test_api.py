@@ -4,6 +4,7 @@ asserted for every patch of the table, and undo that respects other libraries' w
 from __future__ import annotations
 
 import functools
+import json
 import os
 import subprocess
 import sys
@@ -447,44 +448,45 @@ class TestUnusualEnvironments(TestCase):
         )
 
 
+@functools.cache
+def _import_then_reload() -> dict:
+    """One fresh interpreter, shared by the tests that read it: import Inductor's module (its
+    loaders), reload it (patched again?), then remove() (both classes restored?). Each step
+    only reads what the ones before left, as three interpreters did."""
+    owner, name = split_target(TestProcesses.TARGET)
+    result = run_python(
+        f"""
+        import importlib, json, inductor_fix, torch._inductor.select_algorithm as sa
+        seen = {{"loaders": [type(sa.__loader__).__name__, type(sa.__spec__.loader).__name__,
+                            str(inductor_fix.status().state)]}}
+        old = sa.{owner}
+        sa = importlib.reload(sa)
+        seen["reloaded"] = [str(inductor_fix.status().state), inductor_fix.is_patched({TestProcesses.TARGET!r})]
+        inductor_fix.remove()
+        seen["removed"] = [hasattr(old.__dict__[{name!r}], "__inductor_fix_patch__"),
+                           hasattr(sa.{owner}.__dict__[{name!r}], "__inductor_fix_patch__")]
+        print(json.dumps(seen))
+        """
+    )
+    if result.returncode:
+        raise AssertionError(result.stderr[-2000:])
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
 class TestProcesses(TestCase):
-    """Process-level behaviour: each case in a fresh interpreter."""
+    """Process-level behaviour, in fresh interpreters."""
 
     TARGET = TARGETS[0]
 
     def test_reload_of_select_algorithm_is_patched_again(self) -> None:
-        result = run_python(
-            f"""
-            import importlib, inductor_fix, torch._inductor.select_algorithm as sa
-            sa = importlib.reload(sa)
-            print(inductor_fix.status().state, inductor_fix.is_patched({self.TARGET!r}))
-            """
-        )
-        self.assertEqual(result.stdout.split(), ["applied", "True"], result.stderr[-2000:])
+        self.assertEqual(_import_then_reload()["reloaded"], ["applied", True])
 
     def test_remove_after_reload_restores_old_and_new_classes(self) -> None:
-        owner, name = split_target(self.TARGET)
-        result = run_python(
-            f"""
-            import importlib, inductor_fix, torch._inductor.select_algorithm as sa
-            old = sa.{owner}
-            sa = importlib.reload(sa)
-            inductor_fix.remove()
-            print(hasattr(old.__dict__[{name!r}], "__inductor_fix_patch__"),
-                  hasattr(sa.{owner}.__dict__[{name!r}], "__inductor_fix_patch__"))
-            """
-        )
-        self.assertEqual(result.stdout.split(), ["False", "False"], result.stderr[-2000:])
+        self.assertEqual(_import_then_reload()["removed"], [False, False])
 
     def test_module_keeps_its_real_loader(self) -> None:
         """The post-import hook hands the module back with the loader that loaded it."""
-        result = run_python(
-            """
-            import inductor_fix, torch._inductor.select_algorithm as sa
-            print(type(sa.__loader__).__name__, type(sa.__spec__.loader).__name__, inductor_fix.status().state)
-            """
-        )
-        self.assertEqual(result.stdout.split(), ["SourceFileLoader", "SourceFileLoader", "applied"], result.stderr)
+        self.assertEqual(_import_then_reload()["loaders"], ["SourceFileLoader", "SourceFileLoader", "applied"])
 
     def test_environment_variable_turns_import_off(self) -> None:
         result = run_python(
