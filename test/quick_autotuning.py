@@ -34,7 +34,7 @@ def quick_cpu_autotuning() -> Iterator[None]:
     """Autotuning with :data:`MAX_MM_CONFIGS` configs per matmul selection (a ``config.patch``,
     where this torch has the setting) and CPU benchmarks of :data:`CPU_BENCHMARK_MS` (where
     ``Benchmarker.benchmark_cpu`` takes ``warmup`` and ``rep``); on a torch with neither,
-    autotuning as it is. Restored on exit. One bmm sequence of three compiles under the
+    autotuning as it is; the depthwise conv1d template's configs cut alike. Restored on exit. One bmm sequence of three compiles under the
     harness, measured on 2 busy CPUs: 17.9 s with every config, 4.1 s capped, 2.4 s also brief."""
     from torch._inductor import config
     from torch._inductor.runtime import benchmarking
@@ -42,6 +42,7 @@ def quick_cpu_autotuning() -> Iterator[None]:
     with contextlib.ExitStack() as stack:
         if hasattr(getattr(config, "test_configs", None), "max_mm_configs"):
             stack.enter_context(config.patch({"test_configs.max_mm_configs": MAX_MM_CONFIGS}))
+        stack.enter_context(_first_depthwise_conv_configs())
         benchmark_cpu = getattr(benchmarking.Benchmarker, "benchmark_cpu", None)
         if benchmark_cpu is not None and {"warmup", "rep"} <= set(inspect.signature(benchmark_cpu).parameters):
 
@@ -51,3 +52,19 @@ def quick_cpu_autotuning() -> Iterator[None]:
 
             stack.enter_context(mock.patch.object(benchmarking.Benchmarker, "benchmark_cpu", brief_benchmark_cpu))
         yield
+
+
+def _first_depthwise_conv_configs() -> contextlib.AbstractContextManager:
+    """The depthwise conv1d template's configs (``InductorChoices.get_depthwise_conv_configs``,
+    2.14+: 15 of them, which ``max_mm_configs`` does not bound) cut to the first
+    :data:`MAX_MM_CONFIGS`, by the same reasoning; nothing where the method is absent."""
+    from torch._inductor.choices import InductorChoices
+
+    configs = vars(InductorChoices).get("get_depthwise_conv_configs")
+    if not callable(configs):
+        return contextlib.nullcontext()
+
+    def first_configs(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return list(configs(self, *args, **kwargs))[:MAX_MM_CONFIGS]
+
+    return mock.patch.object(InductorChoices, "get_depthwise_conv_configs", first_configs)
