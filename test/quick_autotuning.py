@@ -32,10 +32,10 @@ CPU_BENCHMARK_MS = 1
 @contextlib.contextmanager
 def quick_cpu_autotuning() -> Iterator[None]:
     """Autotuning with :data:`MAX_MM_CONFIGS` configs per matmul selection (a ``config.patch``,
-    where this torch has the setting) and CPU benchmarks of :data:`CPU_BENCHMARK_MS` (where
-    ``Benchmarker.benchmark_cpu`` takes ``warmup`` and ``rep``); on a torch with neither,
-    autotuning as it is; the depthwise conv1d template's configs cut alike. Restored on exit. One bmm sequence of three compiles under the
-    harness, measured on 2 busy CPUs: 17.9 s with every config, 4.1 s capped, 2.4 s also brief."""
+    where this torch has the setting; the depthwise conv1d template's cut alike) and CPU
+    benchmarks of :data:`CPU_BENCHMARK_MS` (where ``Benchmarker.benchmark_cpu`` takes
+    ``warmup`` and ``rep``); on a torch with none of these, autotuning as it is. Restored on exit.
+    A three-compile bmm sequence under the harness, on 2 busy CPUs: 4.1 s capped, 2.4 s also brief."""
     from torch._inductor import config
     from torch._inductor.runtime import benchmarking
 
