@@ -1,13 +1,14 @@
 """Check what a built sdist or wheel of inductor-fix holds, and print its file list.
 
     python .ci/check_dist.py DIST [DIST ...]   (inductor_fix-X.tar.gz, inductor_fix-X-py3-none-any.whl)
+    python .ci/check_dist.py --same WHEEL WHEEL   (the same files, byte for byte: setup.py changes nothing)
 
 A wheel holds exactly the package's modules of this checkout (``inductor_fix/**/*.py``:
 the fix, the CLI, ``check`` with its CPU harness, the ``run`` bootstrap), its data (the
 recorded source fingerprints, ``inductor_fix/patches/fingerprints.json``) and its
 ``.dist-info/`` with the license: never tests, tools or test-only modules; an sdist holds what
 building the wheel from it needs and what users expect (README, LICENSE, CHANGELOG,
-pyproject.toml, the package, test/, patches/). Both name the version in their file
+pyproject.toml and its setup.py shim, the package, test/, patches/). Both name the version in their file
 name and in their metadata alike. Exit status: 0 as expected, 1 naming what is not,
 2 usage error.
 """
@@ -28,7 +29,7 @@ CHECKOUT = Path(__file__).resolve().parents[1]
 PACKAGE_DATA = {"inductor_fix/patches/fingerprints.json"}
 #: Every module of the package in this checkout and its data: what a wheel must hold, no more, no less.
 PACKAGE_FILES = {str(p.relative_to(CHECKOUT)) for p in (CHECKOUT / "inductor_fix").rglob("*.py")} | PACKAGE_DATA
-SDIST_FILES = {"PKG-INFO", "pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md", "patches/README.md"}
+SDIST_FILES = {"PKG-INFO", "pyproject.toml", "setup.py", "README.md", "LICENSE", "CHANGELOG.md", "patches/README.md"}
 
 
 def _metadata(text: str) -> dict[str, list[str]]:
@@ -91,7 +92,23 @@ def check_sdist(path: Path) -> list[str]:
     return problems
 
 
+def same_wheels(first: Path, second: Path) -> list[str]:
+    """Whether two wheels hold the same files, with the same metadata and the same content."""
+    with zipfile.ZipFile(first) as a, zipfile.ZipFile(second) as b:
+        names = sorted(a.namelist())
+        if names != sorted(b.namelist()):
+            return [f"{first} and {second} hold different files: {sorted(set(names) ^ set(b.namelist()))}"]
+        return [f"{name} differs between {first} and {second}" for name in names if a.read(name) != b.read(name)]
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--same"] and len(argv) == 3 and all(Path(arg).is_file() for arg in argv[1:]):
+        problems = same_wheels(Path(argv[1]), Path(argv[2]))
+        for problem in problems:
+            print(f"check_dist: {problem}", file=sys.stderr)
+        if not problems:
+            print(f"check_dist: {Path(argv[1]).name}: the same files, byte for byte, in both wheels")
+        return 1 if problems else 0
     if not argv or any(arg.startswith("-") for arg in argv):
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2

@@ -22,15 +22,18 @@ patch                  wraps ``Class.attribute``: what it does                  
 
 Whether a patch is needed is decided by behaviour (the cache-key probe calls
 ``make_key``; realignment compares buffer names per selection), never by version.
-Undo: :func:`remove` restores every original ever wrapped; ``INDUCTOR_FIX_DISABLE=1``
-disables all, ``INDUCTOR_FIX_DISABLE=arity-guard,benchmark-realign`` just those.
+Undo: :func:`remove` restores every original ever wrapped (``remove(name)``: one
+patch's); ``INDUCTOR_FIX_DISABLE=1`` disables all, ``INDUCTOR_FIX_DISABLE=arity-guard,benchmark-realign``
+just those.
 
 Public API:
 
-- :func:`apply` / :func:`remove` - idempotent, thread-safe.
+- :func:`apply` / :func:`remove` - idempotent, thread-safe; every patch, or those named
+  (``apply("cache-key")``, ``remove("benchmark-realign")``; ValueError for another name).
 - :func:`status` - a :class:`~inductor_fix.status.Status`: overall state, whether this
   torch is protected, each patch's state and reason, torch/triton versions.
-- :func:`applied` / :func:`removed` - context managers for scoped use.
+- :func:`applied` / :func:`removed` - context managers for scoped use, also per patch
+  (``with inductor_fix.removed("benchmark-realign"):``).
 - :func:`is_patched` / :func:`original` - whether a target is wrapped, and its stock object.
 - :func:`activity` - what each patch did in this process (``INDUCTOR_FIX_REPORT=FILE``
   appends it, per process, to a job report: :mod:`inductor_fix.report`).
@@ -43,6 +46,7 @@ CLI: ``inductor-fix status | check | run`` (also ``python -m inductor_fix ...``)
 
 from . import _logs, report
 from ._lifecycle import LIFECYCLE
+from ._version import __version__ as __version__
 from ._warnings import InductorFixWarning
 from .status import PatchStatus, State, Status
 
@@ -60,7 +64,6 @@ __all__ = [
     "removed",
     "status",
 ]
-__version__ = "0.1.0"
 
 activity = LIFECYCLE.activity
 apply = LIFECYCLE.apply

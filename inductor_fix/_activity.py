@@ -49,10 +49,6 @@ class Activity:
         with self._lock:
             return {"counts": dict(self.counts), "details": [dict(d) for d in self.details]}
 
-    def acted(self) -> bool:
-        with self._lock:
-            return any(self.counts.values())
-
     def clear(self) -> None:
         with self._lock:
             self.counts.clear()

@@ -21,6 +21,7 @@ from typing import Any, Iterator, Sequence
 
 from . import _hook
 from ._registry import Registry
+from ._version import __version__
 from ._versions import distribution_version
 from ._warnings import warn_once
 from .patches import MODULE, PATCHES, NotNeeded, Patch, Unsupported
@@ -30,8 +31,8 @@ from .status import PatchStatus, State, Status
 __all__ = ["DISABLE_VARIABLE", "LIFECYCLE", "Lifecycle", "disabled_patches"]
 
 DISABLE_VARIABLE = "INDUCTOR_FIX_DISABLE"
-#: Set by the process that warned about an unknown name in INDUCTOR_FIX_DISABLE (and by
-#: ``inductor-fix run``), to that value: its child processes do not warn again.
+#: Set by the process that warned about an unknown name in INDUCTOR_FIX_DISABLE, to that
+#: value: its child processes (which inherit it) do not warn again.
 DISABLE_WARNED_VARIABLE = "INDUCTOR_FIX_DISABLE_WARNED"
 _ALL = ("1", "true", "yes", "on", "all")
 _NONE = ("", "0", "false", "no", "off")
@@ -65,8 +66,9 @@ def unknown_names_message(unknown: list[str], names: Sequence[str]) -> str:
 
 
 def _torch_version() -> str | None:
-    version = getattr(sys.modules.get("torch"), "__version__", None)
-    return str(version) if version is not None else distribution_version("torch")
+    from ._versions import torch_version
+
+    return torch_version()
 
 
 class Lifecycle:
@@ -83,30 +85,45 @@ class Lifecycle:
         self._decided: dict[str, tuple[int, ...]] = {}
         #: True between apply() and remove(): the hook's callback patches only then.
         self._wanted = False
+        #: The patches apply() asked for and remove() did not take back since (all, or by name).
+        self._on: set[str] = set()
         self._disabled: frozenset[str] = frozenset()
         self._said_disabled: set[str] = set()
 
     # --- applying ---------------------------------------------------------------------
 
-    def apply(self) -> Status:
-        """Apply every patch this torch needs, now or when Inductor's
+    def _names(self, call: str, names: Sequence[str]) -> set[str]:
+        """The patches ``names`` selects (none given: all); ValueError naming the unknown ones."""
+        known = [p.name for p in self.patches]
+        unknown = [name for name in names if name not in known]
+        if unknown:
+            raise ValueError(f"inductor_fix.{call}(): {', '.join(map(repr, unknown))} is no patch name; the patches "
+                             f"are {', '.join(known)}")
+        return set(names or known)
+
+    def apply(self, *names: str) -> Status:
+        """Apply every patch this torch needs (or only the patches ``names``, e.g.
+        ``apply("cache-key")``, besides those already applied), now or when Inductor's
         ``select_algorithm`` module is first imported (it is never imported here).
 
-        Idempotent and thread-safe; returns :meth:`status`. Never raises: a patch
-        that does not fit this torch is skipped with an
+        Idempotent and thread-safe; returns :meth:`status`. Never raises for this torch: a
+        patch that does not fit it is skipped with an
         :class:`~inductor_fix.InductorFixWarning`. Patches named by
         ``INDUCTOR_FIX_DISABLE`` (``1``: all) are not applied and say ``disabled``.
+        Raises ValueError, changing nothing, if a name is not a patch of the table.
         """
-        self.install()
+        self.install(*names)
         return self.status()
 
-    def install(self) -> None:
+    def install(self, *names: str) -> None:
         """:meth:`apply` without building the returned status (package metadata lookups
         that ``import inductor_fix`` need not pay for)."""
+        selected = self._names("apply", names)
         with self._lock:
+            self._on |= selected
             self._disabled, unknown = disabled_patches([p.name for p in self.patches])
             if unknown and os.environ.get(DISABLE_WARNED_VARIABLE) != os.environ.get(DISABLE_VARIABLE):
-                warn_once(unknown_names_message(unknown, [p.name for p in self.patches]), stacklevel=4)
+                warn_once(unknown_names_message(unknown, [p.name for p in self.patches]), origin=f"${DISABLE_VARIABLE}")
                 os.environ[DISABLE_WARNED_VARIABLE] = os.environ.get(DISABLE_VARIABLE, "")  # children: once per job
             for patch in self.patches:
                 if patch.name in self._disabled and self._states[patch.name][0] in (State.REMOVED, State.PENDING):
@@ -120,8 +137,8 @@ class Lifecycle:
             if "torch" not in sys.modules and importlib.util.find_spec("torch") is None:  # no metadata read
                 reason = f"torch is not installed; {reason}"
             for patch in self.patches:
-                if patch.name not in self._disabled and self._states[patch.name][0] in (State.REMOVED,
-                                                                                        State.DISABLED):
+                if patch.name in self._on and patch.name not in self._disabled and self._states[patch.name][0] in (
+                        State.REMOVED, State.DISABLED):
                     self._states[patch.name] = (State.PENDING, reason)
         module = _hook.loaded(self.module_name)  # outside the lock: may wait for another thread's import
         if module is not None:
@@ -135,6 +152,8 @@ class Lifecycle:
             if not self._wanted:
                 return
             for patch in self.patches:
+                if patch.name not in self._on:
+                    continue
                 if patch.name in self._disabled:
                     if patch.name not in self._said_disabled:  # said here, once torch's logging is set up
                         self._said_disabled.add(patch.name)
@@ -160,7 +179,7 @@ class Lifecycle:
         except NotNeeded as reason:
             return State.NOT_NEEDED, str(reason)
         except Exception as error:  # Unsupported, or anything unforeseen: never break Inductor.
-            self._registry.restore_all(patch.name)
+            self._registry.restore_all({patch.name})
             reason = str(error) if isinstance(error, Unsupported) else f"{type(error).__name__}: {error}"
             warn_once(f"inductor_fix: {patch.name} patch not applied: {reason}", stacklevel=3)
             return State.UNSUPPORTED, reason
@@ -168,9 +187,10 @@ class Lifecycle:
 
     # --- removing ---------------------------------------------------------------------
 
-    def remove(self) -> Status:
+    def remove(self, *names: str) -> Status:
         """Restore the exact original of everything ever wrapped (classes of an earlier
-        import of Inductor's module included) and stop patching future imports.
+        import of Inductor's module included) and stop patching future imports; with
+        ``names`` (``remove("benchmark-realign")``), of those patches only.
 
         Where another library wrapped a target after this package (``mock.patch``, a
         ``wrapt`` wrapper), its wrapper is left in place and ours inside it passes every
@@ -178,12 +198,24 @@ class Lifecycle:
         ``remove()`` restores the original once the slot holds ours again.
         Idempotent and thread-safe; returns :meth:`status` (state ``removed``; a patch
         that ``INDUCTOR_FIX_DISABLE`` turned off keeps saying ``disabled``, with its reason).
+        Raises ValueError, changing nothing, if a name is not a patch of the table.
         """
+        selected = self._names("remove", names)
         with self._lock:
-            self._wanted = False
-            _hook.unregister(self.module_name, self._on_import)
-            left_in_place = self._registry.restore_all()  # newest first: two patches may share a slot
+            self._on -= selected
+            if not self._on:
+                self._wanted = False
+                _hook.unregister(self.module_name, self._on_import)
+            # Newest first: two patches may share a slot. One left under another patch's switch
+            # passes calls through and is restored once that one is (so every patch now off
+            # is tried again); one under another library's wrapper is said.
+            off = {patch.name for patch in self.patches} - self._on
+            left_in_place = [entry for entry in self._registry.restore_all(off)
+                             if not self._registry.under_ours(entry)]
             for patch in self.patches:
+                if patch.name not in selected:
+                    continue
+                self._decided.pop(patch.name, None)
                 left = [entry for entry in left_in_place if entry.patch == patch.name]
                 if left:
                     targets = ", ".join(entry.target for entry in left)
@@ -198,7 +230,6 @@ class Lifecycle:
                     state, reason = self._states[patch.name]
                     self._states[patch.name] = (State.REMOVED, f"inductor_fix.remove(); it had wrapped nothing "
                                                 f"({state}: {reason})")
-            self._decided.clear()
             return self.status()
 
     # --- asking -----------------------------------------------------------------------
@@ -208,8 +239,6 @@ class Lifecycle:
 
         Never imports torch or Inductor.
         """
-        from . import __version__
-
         with self._lock:
             patches = tuple(PatchStatus(p.name, p.target, *self._states[p.name], p.activity.snapshot()["counts"])
                             for p in self.patches)
@@ -271,26 +300,33 @@ class Lifecycle:
         return oldest.original
 
     @contextlib.contextmanager
-    def applied(self) -> Iterator[Status]:
-        """Apply for the duration of a ``with`` block; on exit, remove again unless
-        the fix was applied before the block."""
-        before = self.is_applied()
+    def applied(self, *names: str) -> Iterator[Status]:
+        """Apply (every patch, or the patches ``names``) for the duration of a ``with``
+        block; on exit, remove again those that were not applied before the block.
+        ValueError for a name that is not a patch, before anything changes."""
+        selected = self._names("applied", names)
+        with self._lock:
+            before = set(self._on)
         try:
-            yield self.apply()
+            yield self.apply(*names)
         finally:
-            if not before:
-                self.remove()
+            if selected - before:
+                self.remove(*sorted(selected - before))
 
     @contextlib.contextmanager
-    def removed(self) -> Iterator[Status]:
-        """Run a ``with`` block on stock Inductor (the negative control in tests);
-        on exit, re-apply if the fix was applied before the block."""
-        before = self.is_applied()
+    def removed(self, *names: str) -> Iterator[Status]:
+        """Run a ``with`` block on stock Inductor, or without the patches ``names``
+        (``removed("benchmark-realign")``: the others stay; the negative control in tests);
+        on exit, re-apply those that were applied before the block. ValueError for a name
+        that is not a patch, before anything changes."""
+        selected = self._names("removed", names)
+        with self._lock:
+            before = self._on & selected
         try:
-            yield self.remove()
+            yield self.remove(*names)
         finally:
             if before:
-                self.apply()
+                self.apply(*sorted(before))
 
 
 #: The fix of this process.

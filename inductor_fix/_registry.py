@@ -22,7 +22,7 @@ active again without wrapping twice.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import Any, Callable, Collection
 
 from .patches.base import function_of
 
@@ -72,7 +72,6 @@ def _switch(entry: Entry) -> Any:
     def switch(*args: Any, **kwargs: Any) -> Any:
         return (patched if entry.active else original)(*args, **kwargs)
 
-    switch.__inductor_fix_wrapper__ = patched
     return type(entry.original)(switch) if isinstance(entry.original, (classmethod, staticmethod)) else switch
 
 
@@ -87,8 +86,9 @@ class Registry:
 
         An entry of ours for the slot that is still reachable from it (in the slot, or under
         another library's wrapper) is made active again instead (no second wrap); one that
-        is not (someone put another object in the slot) is dropped. Raises KeyError if ``owner`` does not define ``attribute`` itself, and
-        RuntimeError if it already holds another copy's ``inductor_fix`` object.
+        is not (someone put another object in the slot) is dropped. Raises KeyError if
+        ``owner`` does not define ``attribute`` itself, and RuntimeError if it already holds
+        another copy's ``inductor_fix`` object.
         """
         entry = self.find(owner, attribute, patch)
         if entry is not None and (entry.in_slot() or entry.under_another_wrapper()):
@@ -122,11 +122,17 @@ class Registry:
         self._stack.remove(entry)
         return True
 
-    def restore_all(self, patch: str | None = None) -> list[Entry]:
-        """Undo every wrap (of ``patch`` only, if given), newest first, old classes included;
-        the entries left in place under another library's wrapper."""
+    def restore_all(self, patches: Collection[str] | None = None) -> list[Entry]:
+        """Undo every wrap (of ``patches`` only, if given), newest first, old classes included;
+        the entries left in place under another wrapper (another library's, or another patch's
+        switch over the same slot: :meth:`under_ours`)."""
         return [entry for entry in reversed(list(self._stack))
-                if (patch is None or entry.patch == patch) and not self.restore(entry)]
+                if (patches is None or entry.patch in patches) and not self.restore(entry)]
+
+    def under_ours(self, entry: Entry) -> bool:
+        """Whether ``entry``'s slot holds another entry's switch (two patches wrap one slot)."""
+        current = entry.owner.__dict__.get(entry.attribute)
+        return any(other is not entry and other.installed is current for other in self._stack)
 
     def find(self, owner: Any, attribute: str, patch: str | None = None) -> Entry | None:
         """The oldest entry for the slot (of ``patch``, if given): two patches may wrap one slot."""

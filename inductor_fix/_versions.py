@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["DISTRIBUTION", "distribution_version", "project_url", "release_of"]
+__all__ = ["DISTRIBUTION", "distribution_version", "please_report", "project_url", "release_of", "torch_version"]
 
 #: This project's distribution name (the import name is ``inductor_fix``).
 DISTRIBUTION = "inductor-fix"
@@ -16,6 +16,35 @@ def distribution_version(name: str) -> str | None:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return None
+
+
+def torch_version() -> str | None:
+    """``torch.__version__`` (``"2.14.1+cu130"``), without importing torch when it is not
+    imported yet: read from the ``__version__ = '...'`` line of the installed
+    ``torch/version.py`` (which carries the local build tag that the distribution's metadata,
+    ``"2.14.1"``, lacks); that metadata if the file cannot be read; None without torch."""
+    import sys
+
+    version = getattr(sys.modules.get("torch"), "__version__", None)
+    if version is not None:
+        return str(version)
+    import ast
+    import importlib.util
+    import os
+
+    try:
+        spec = importlib.util.find_spec("torch")  # a top-level name: imports nothing
+        locations = list(spec.submodule_search_locations or []) if spec else []
+        for location in locations:
+            with open(os.path.join(location, "version.py"), encoding="utf-8") as handle:
+                for node in ast.parse(handle.read()).body:
+                    if (isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant)
+                            and any(getattr(t, "id", None) == "__version__"
+                                    for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))):
+                        return str(node.value.value)
+    except (OSError, SyntaxError, ValueError, ImportError):
+        pass
+    return distribution_version("torch")
 
 
 def project_url(label: str) -> str | None:
@@ -33,6 +62,13 @@ def project_url(label: str) -> str | None:
         if name.strip().lower() == label.lower():
             return url.strip()
     return None
+
+
+def please_report(attach: str) -> str:
+    """Where to report a problem, for ``status`` and ``check`` to print: the Issues URL of
+    the installed distribution's metadata (none from a checkout never installed)."""
+    url = project_url("Issues")
+    return f"please report it{f' at {url}' if url else ''}, with {attach}"
 
 
 def release_of(version: str | None) -> str | None:

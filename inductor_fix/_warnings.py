@@ -21,10 +21,13 @@ _seen: set[str] = set()
 _seen_lock = threading.Lock()
 
 
-def warn_once(message: str, *, stacklevel: int = 2) -> bool:
+def warn_once(message: str, *, stacklevel: int = 2, origin: str | None = None) -> bool:
     """Emit ``message`` as an :class:`InductorFixWarning` the first time it is seen.
 
-    Returns True if the warning was emitted. Deduplication is per process and per
+    ``origin`` (``"$INDUCTOR_FIX_DISABLE"``) names what caused it when no line of code did,
+    as the warning's file name (line 0): a warning about the environment would otherwise be
+    shown against whichever line happened to import the package. Returns True if the
+    warning was emitted. Deduplication is per process and per
     exact message, independent of the ``warnings`` module's own registry (which is
     per call site and reset by ``warnings.simplefilter``). Never raises: where
     warnings are errors, the message goes to the ``inductor_fix`` logger instead.
@@ -34,7 +37,10 @@ def warn_once(message: str, *, stacklevel: int = 2) -> bool:
             return False
         _seen.add(message)
     try:
-        warnings.warn(message, InductorFixWarning, stacklevel=stacklevel + 1)
+        if origin is None:
+            warnings.warn(message, InductorFixWarning, stacklevel=stacklevel + 1)
+        else:
+            warnings.warn_explicit(message, InductorFixWarning, origin, 0, module="inductor_fix")
     except Warning:
         # Warnings turned into errors (-W error, filterwarnings=error) must not make
         # the package raise at import or inside torch's own import: log it instead.

@@ -23,21 +23,15 @@ def _status(args: argparse.Namespace) -> int:
     status = inductor_fix.status()
     print(json.dumps(status.to_dict(), indent=2) if args.json else status.format())
     if status.state == "unsupported" and not args.json:
-        print(_please_report("the output of inductor-fix status --json"))
+        from ._versions import please_report
+
+        print(please_report("the output of inductor-fix status --json"))
     if args.require == "protected" and not status.protected:
         hint = " (drop --no-load to resolve it)" if args.no_load and status.state == "pending" else ""
         reason = status.reason.removeprefix("not protected: ")
         print(f"inductor_fix status: not protected ({status.state}): {reason}{hint}", file=sys.stderr)
         return 1
     return 0
-
-
-def _please_report(attach: str) -> str:
-    """Where to report a problem: the Issues URL of the installed distribution's metadata."""
-    from ._versions import project_url
-
-    url = project_url("Issues")
-    return f"please report it{f' at {url}' if url else ''}, with {attach}"
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -75,7 +69,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _ops(text: str) -> list[str]:
-    from .check.workloads import OPS
+    from .check.table import OPS
 
     ops = list(dict.fromkeys(op.strip() for op in text.split(",") if op.strip()))
     unknown = [op for op in ops if op not in OPS]
@@ -134,6 +128,17 @@ class _ReaderMayLeave:
         return getattr(self._stream, name)
 
 
+class _Subcommand(argparse.ArgumentParser):
+    """A subcommand's parser: an argument it does not know (``status --jsn``) is its usage
+    error, with its own usage line, not the top-level parser's."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
+
+
 def main(argv: list[str] | None = None) -> int:
     stdout = sys.stdout
     sys.stdout = _ReaderMayLeave(stdout)
@@ -148,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     from .check.runner import EXIT_STATUS
 
-    from . import __version__
+    from ._version import __version__
     from ._versions import DISTRIBUTION, distribution_version, project_url
 
     program = _program()
@@ -166,7 +171,8 @@ def _main(argv: list[str] | None) -> int:
     installed = distribution_version(DISTRIBUTION)
     version = installed if installed == __version__ else f"{__version__} (running from {__file__.rsplit('/', 2)[0]})"
     parser.add_argument("--version", action="version", version=f"{DISTRIBUTION} {version}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{status,check,run,report}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{status,check,run,report}",
+                                     parser_class=_Subcommand)
 
     status = commands.add_parser(
         "status", help="what is patched on this torch, and why",
@@ -218,7 +224,7 @@ def _main(argv: list[str] | None) -> int:
         + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_STATUS.items()) + ".",
     )
     from .check.runner import DEFAULT_OPS
-    from .check.workloads import OPS
+    from .check.table import OPS
 
     check.add_argument(
         "--ops", type=_ops, default=",".join(DEFAULT_OPS),
@@ -226,11 +232,15 @@ def _main(argv: list[str] | None) -> int:
         "FlexAttention with a gathered bias, pytorch/pytorch#194515; flex_backward: a training step of it under "
         "selective activation checkpointing) (default: %(default)s)",
     )
-    check.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    check.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                       help="cuda: run the kernels on the GPU and compare outputs with eager; cpu: the Triton-on-CPU "
+                       "harness (Inductor's real codegen, each kernel launch replaced by an arity check); auto: cuda "
+                       "if torch sees a CUDA device (default: %(default)s)")
     check.add_argument(
         "--jobs", type=_positive(int), default=None, help="cases run at once (default: CPUs, or CPUs/2 up to 8 on CUDA)"
     )
-    check.add_argument("--timeout", type=_positive(float), default=1800.0, help="seconds per case")
+    check.add_argument("--timeout", type=_positive(float), default=1800.0,
+                       help="seconds a case may take before it is stopped (default: %(default)g)")
     check.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     check.set_defaults(run=_check)
 

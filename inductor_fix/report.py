@@ -5,13 +5,15 @@ Writing: with ``INDUCTOR_FIX_REPORT=FILE`` in its environment (``inductor-fix ru
 loads Inductor (``torch._inductor.select_algorithm``) appends one JSON line to FILE
 when it exits: pid, parent pid, ``RANK``/``LOCAL_RANK``/``WORLD_SIZE`` where set,
 host, package/torch/triton versions, each patch's state and what it did
-(:func:`inductor_fix.activity`). The line is one ``os.write`` to a descriptor opened
-with ``O_APPEND``: on a local file system the kernel appends each write whole, so
-concurrent ranks and workers never interleave inside a line, without a lock that a
-process killed while holding it (or a network file system without lock support)
-could turn into a hang. A process killed before it exits loses only its own line;
-a line cut short (a full disk, a network file system) is skipped and counted by the
-reader. Writing never raises into the program: a failure is one line on stderr.
+(:func:`inductor_fix.activity`), and the uncaught exception it dies of, if any
+(``exit_error``: a process whose compile raised must not read as one that compiled
+nothing). The line is one ``os.write`` to a descriptor opened with ``O_APPEND``: on a
+local file system the kernel appends each write whole, so concurrent ranks and workers
+never interleave inside a line, without a lock that a process killed while holding it
+(or a network file system without lock support) could turn into a hang. A process
+killed before it exits loses only its own line; a line cut short (a full disk, a
+network file system) is skipped and counted by the reader. Writing never raises into
+the program: a failure is one line on stderr.
 
 Reading: :func:`read` and :func:`summarize` (``inductor-fix report FILE``) fold the
 lines of all processes into one answer, ``needed`` (True, False, or None when
@@ -24,6 +26,9 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ._lifecycle import LIFECYCLE
+from ._version import __version__
+from .patches import PATCHES
 from .status import PROTECTED_STATES
 
 if TYPE_CHECKING:
@@ -39,7 +44,7 @@ EXIT_STATUS = {
     0: "a verdict: needed: yes or needed: no",
     1: "needed: unknown (no process loaded Inductor or benchmarked an autotuning choice, the fix was off in every "
        "process, or no line was usable)",
-    2: "the file cannot be read (missing, not a file, not readable) or bad arguments",
+    2: "the file cannot be read (missing, not a file, not readable), is not a job report, or bad arguments",
 }
 _RANK_VARIABLES = ("RANK", "LOCAL_RANK", "WORLD_SIZE")
 _path: str | None = None  # resolved when installed: a process may chdir or drop the variable later
@@ -108,9 +113,7 @@ def line() -> dict[str, Any]:
     """This process's report line (what :func:`_write` appends), as data."""
     import socket
 
-    from . import __version__, activity, status
-
-    now = status()
+    now, activity = LIFECYCLE.status(), LIFECYCLE.activity()
     return {
         "format": FORMAT,
         "inductor_fix": __version__,
@@ -125,9 +128,61 @@ def line() -> dict[str, Any]:
         "state": str(now.state),
         # Autotuning rounds that benchmarked choices here: the bugs can only strike in one.
         "benchmarks": _counter("select_algorithm_autotune") - _benchmarks_before,
-        "patches": [{"name": p.name, "state": str(p.state), "reason": p.reason, **activity()[p.name]}
+        # A process that died of an exception (in a compile, say) must not read as one that compiled nothing.
+        **({"exit_error": error} if (error := _exit_error()) else {}),
+        "patches": [{"name": p.name, "state": str(p.state), "reason": p.reason, **activity[p.name]}
                     for p in now.patches],
     }
+
+
+def _exit_error() -> dict[str, Any] | None:
+    """The exception this process is dying of, if any: at exit Python has put an uncaught
+    exception in ``sys.last_value`` (``sys.last_exc`` from 3.12). ``error``: its type and the
+    first line of its message, then ``<-`` and the same of the exception it wraps, if any, cut
+    short; ``in_compile``: whether its traceback passes through Dynamo or Inductor;
+    ``raised_in``: ``file:line`` of the innermost frame of the exception it wraps, if any, else
+    its own, the file relative to its package root: whose code raised it (``inductor_fix/...``
+    only when the package itself did)."""
+    error = getattr(sys, "last_exc", None) or getattr(sys, "last_value", None)
+    if not isinstance(error, BaseException) or isinstance(error, SystemExit):
+        return None
+    root, seen = error, {id(error)}
+    while (cause := root.__cause__ or (None if root.__suppress_context__ else root.__context__)) is not None:
+        if id(cause) in seen:  # a cycle of causes
+            break
+        root = cause
+        seen.add(id(root))
+    inner = _frames(root) or _frames(error)
+    message = _first_line(error)
+    if root is not error:  # Dynamo's "backend='inductor' raised:" says little; what it wraps does
+        message += f" <- {_first_line(root)}"
+    return {"error": message[:300],
+            "in_compile": any("/torch/_dynamo/" in f or "/torch/_inductor/" in f for f, _ in _frames(error)),
+            "raised_in": f"{_package_relative(inner[-1][0])}:{inner[-1][1]}" if inner else None}
+
+
+def _first_line(error: BaseException) -> str:
+    """``Type: first line``, and the next one too after a line that only introduces it
+    (Dynamo's ``backend='inductor' raised:``)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    text = " ".join(lines[:2] if lines[0].endswith(":") and len(lines) > 1 else lines[:1]) if lines else ""
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _frames(error: BaseException) -> list[tuple[str, int]]:
+    frames, tb = [], error.__traceback__
+    while tb is not None:
+        frames.append((tb.tb_frame.f_code.co_filename.replace(os.sep, "/"), tb.tb_lineno))
+        tb = tb.tb_next
+    return frames
+
+
+def _package_relative(filename: str) -> str:
+    """``.../site-packages/triton/runtime/driver.py`` -> ``triton/runtime/driver.py``."""
+    for root in sorted({p.replace(os.sep, "/").rstrip("/") + "/" for p in sys.path if p}, key=len, reverse=True):
+        if filename.startswith(root):
+            return filename[len(root):]
+    return filename
 
 
 def _counter(name: str) -> int:
@@ -184,10 +239,11 @@ def read(path: str) -> tuple[list[dict[str, Any]], list[str]]:
         raise ReportError(f"cannot read {path}: {error.strerror or error}") from None
     import json
 
-    usable, garbled, other = [], 0, {}
+    usable, garbled, other, ours = [], 0, {}, 0
     for raw in text.splitlines():
         if not raw.strip():
             continue
+        ours += raw.startswith('{"format":')  # how a line this package writes starts, torn or whole
         try:
             entry = json.loads(raw)
         except ValueError:
@@ -200,6 +256,9 @@ def read(path: str) -> tuple[list[dict[str, Any]], list[str]]:
             usable.append(entry)
         else:
             garbled += 1
+    if garbled and not (usable or other or ours):
+        raise ReportError(f"{path} is not a job report: none of its {garbled} line(s) is one that inductor_fix "
+                          f"writes (a JSON object starting with {{\"format\":)")
     skipped = [f"skipped {garbled} torn or garbled line(s)"] if garbled else []
     skipped += [f"skipped {count} line(s) of report {key}; this inductor_fix reads layout {FORMAT}"
                 for key, count in other.items()]
@@ -256,21 +315,55 @@ def summarize(entries: list[dict[str, Any]], notes: Iterable[str] = ()) -> Summa
     blind = [e for e in entries
              if e.get("benchmarks", 0) and not all(p["state"] in PROTECTED_STATES for p in e["patches"])]
     # Nothing acted where nothing was benchmarked (every compile served from Inductor's caches):
-    # that says nothing about a cold compile.
-    needed = True if acted else (None if blind or not benchmarks else False)
+    # that says nothing about a cold compile. Nor does a process that died of an exception raised
+    # in a compile: it may have died before the compile that would have needed the fix.
+    died = [e for e in entries if _died_in_compile(e)]
+    needed = True if acted else (None if blind or died or not benchmarks else False)
     torches = sorted({str(e.get("torch")) for e in entries})
     summary = Summary(needed=needed, processes=len(entries), processes_with_fix_on=len(on), benchmarks=benchmarks,
                       torch=torches,
                       inductor_fix=sorted({str(e.get("inductor_fix")) for e in entries}), patches=patches,
+                      died_in_compile=[{"process": _where(e), **e["exit_error"]} for e in died[:5]],
                       notes=list(notes))
+    summary["processes_died_in_compile"] = len(died)
     summary["advice"] = _advice(summary, entries, blind)
     return summary
+
+
+def _died_in_compile(entry: dict[str, Any]) -> bool:
+    error = entry.get("exit_error")
+    return isinstance(error, dict) and error.get("in_compile") is True and isinstance(error.get("error"), str)
+
+
+def _died_advice(summary: Summary) -> str:
+    first = summary["died_in_compile"][0]
+    raised_in = first.get("raised_in") if isinstance(first.get("raised_in"), str) else None
+    where = f", raised in {raised_in}" if raised_in else ""
+    died = (f"{summary['processes_died_in_compile']} process(es) died of an exception raised in a compile "
+            f"({first['process']}: {first['error']}{where})")
+    import re
+
+    if re.search(_BUG, first["error"]):
+        return (f"{died}: that is the crash inductor_fix fixes; run the job with the fix on (INDUCTOR_FIX_DISABLE "
+                "unset; inductor-fix status says whether it applies to this torch)")
+    ours = raised_in is not None and raised_in.startswith("inductor_fix/")
+    blame = ("" if ours or raised_in is None else
+             "; that error is not inductor_fix's: a traceback that passes through inductor_fix/patches/ shows "
+             "the call it passed on unchanged (INDUCTOR_FIX_DISABLE=1 gives the same error)")
+    return (f"{died}{blame}; a compile that did not finish cannot show whether the fix is needed: fix that "
+            "error, then run the job again")
+
+
+#: The two TypeErrors the bugs end in (README): a launch with more, or fewer, arguments than the kernel takes.
+_BUG = r"launcher\(\) (got multiple values for argument|missing \d+ required positional argument)"
 
 
 def _advice(summary: Summary, entries: list[dict[str, Any]], blind: list[dict[str, Any]]) -> str:
     torch = ", ".join(summary["torch"]) or "?"
     if not entries:
         return "no process of the job loaded Inductor: nothing to judge (was anything compiled?)"
+    if summary["needed"] is None and summary["processes_died_in_compile"]:
+        return _died_advice(summary)
     if summary["needed"] is None and not summary["processes_with_fix_on"]:
         off = sorted({str(e.get("disable")) for e in entries if e.get("disable")})
         why = f" (INDUCTOR_FIX_DISABLE={', '.join(off)})" if off else ""
@@ -288,7 +381,7 @@ def _advice(summary: Summary, entries: list[dict[str, Any]], blind: list[dict[st
                 "TORCHINDUCTOR_CACHE_DIR to learn whether a cold compile needs the fix")
     if summary["needed"]:
         return (f"keep inductor_fix on torch {torch}: without it these processes would have crashed or replayed "
-                "a kernel built for other inputs")
+                f"a kernel built for other inputs; {_until(summary)}")
     states = {state for info in summary["patches"].values() for state in info["states"]}
     remove = ("remove it: python -m pip uninstall inductor-fix, and drop `import inductor_fix` or the "
               "`inductor-fix run --` prefix")
@@ -298,6 +391,12 @@ def _advice(summary: Summary, entries: list[dict[str, Any]], blind: list[dict[st
             f"do: you can {remove} (keep it if other jobs compile other models with max-autotune)")
 
 
+def _until(summary: Summary) -> str:
+    """Until when the patches that acted are needed: each one's ``Patch.delete_when``."""
+    acted = [p for p in PATCHES if summary["patches"].get(p.name, {}).get("processes_acted")]
+    return "; ".join(f"{p.name} is needed until {p.delete_when}" for p in acted)
+
+
 def format_summary(summary: Summary, width: int = 100) -> str:
     """The one-screen text ``inductor-fix report`` prints; first line ``needed: yes|no|unknown``."""
     import textwrap
@@ -305,7 +404,11 @@ def format_summary(summary: Summary, width: int = 100) -> str:
     needed = {True: "yes", False: "no", None: "unknown"}[summary["needed"]]
     lines = [f"needed: {needed}",
              f"{summary['processes']} process(es) loaded Inductor ({summary['processes_with_fix_on']} with the fix on, "
-             f"{summary['benchmarks']} autotuning benchmark(s)); torch {', '.join(summary['torch']) or '-'}; inductor_fix {', '.join(summary['inductor_fix']) or '-'}"]
+             f"{summary['benchmarks']} autotuning benchmark(s)"
+             + (f", {summary['processes_died_in_compile']} died in a compile" if summary["processes_died_in_compile"]
+                else "")
+             + f"); torch {', '.join(summary['torch']) or '-'}; "
+             f"inductor_fix {', '.join(summary['inductor_fix']) or '-'}"]
     for name, info in summary["patches"].items():
         states = ", ".join(f"{state} in {count}" for state, count in info["states"].items())
         did = ", ".join(f"{kind} {count}" for kind, count in info["counts"].items())

@@ -64,8 +64,8 @@ class Status:
     ``not-needed``. ``protected`` answers "is this torch protected?": True when the
     state is ``applied`` or ``not-needed``, None while ``pending``, else False;
     ``reason`` says why in one line. ``patches`` lists every patch.
-    ``torch_version`` is ``torch.__version__`` once torch is imported
-    (``"2.14.1+cu130"``), else the installed distribution's version (``"2.14.1"``);
+    ``torch_version`` is ``torch.__version__`` (``"2.14.1+cu130"``), read from the installed
+    ``torch/version.py`` while torch is not imported (the same string either way);
     ``triton_version`` the installed distribution's. Both are None when not installed.
     ``inductor_fix_version`` is this package's version.
     """

@@ -41,7 +41,8 @@ def affected(op: str) -> bool:
     return patch is not None and patch.crashes(op, torch.__version__)
 
 
-def run_python(code: str, env: dict[str, str | None] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+def run_python(code: str, env: dict[str, str | None] | None = None,
+               timeout: float = 600) -> subprocess.CompletedProcess:
     """Run ``code`` in a fresh interpreter, this folder's helpers importable; ``env`` is added
     to (and may delete with None values from) this process's environment."""
     here = os.path.dirname(os.path.abspath(__file__))

@@ -4,6 +4,7 @@ asserted for every patch of the table, and undo that respects other libraries' w
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import os
 import subprocess
@@ -125,6 +126,46 @@ class TestApplyRemove(TestCase):
             with inductor_fix.applied() as nested:
                 self.assertEqual(nested.state, State.APPLIED)
             self.assertIs(owner.__dict__[name], original)
+        self.assertEqual(inductor_fix.status().state, State.APPLIED)
+
+    def test_each_patch_removed_and_applied_by_name(self) -> None:
+        inductor_fix.apply()
+        for patch in PATCHES:
+            with inductor_fix.removed(patch.name) as inside:
+                self.assertEqual({p.name: p.state for p in inside.patches},
+                                 {p.name: State.REMOVED if p is patch else State.APPLIED for p in PATCHES})
+                for (owner, name), original in zip(WRAPPED, self.originals):
+                    target = f"{owner.__name__}.{name}"
+                    # A slot two patches wrap keeps the other's wrapper, ours inside it inert.
+                    others = any(target in p.targets for p in PATCHES if p is not patch)
+                    self.assertEqual(inductor_fix.is_patched(target), others, target)
+                    if not others:
+                        self.assertIs(owner.__dict__[name], original)
+            self.assertEqual(inductor_fix.status().state, State.APPLIED)
+        inductor_fix.remove()
+        for patch in PATCHES:  # one at a time onto stock, then the whole fix off: the originals back
+            with inductor_fix.applied(patch.name) as inside:
+                self.assertEqual({p.name: p.state for p in inside.patches},
+                                 {p.name: State.APPLIED if p is patch else State.REMOVED for p in PATCHES})
+                self.assertTrue(all(inductor_fix.is_patched(target) for target in patch.targets))
+            self.assertEqual([owner.__dict__[name] for owner, name in WRAPPED], self.originals)
+        for first, second in itertools.permutations(PATCHES, 2):  # two on (some share a slot), removed in turn
+            inductor_fix.apply(first.name, second.name)
+            inductor_fix.remove(first.name)
+            inductor_fix.remove(second.name)
+            self.assertEqual([owner.__dict__[name] for owner, name in WRAPPED], self.originals)
+
+    def test_an_unknown_patch_name_is_an_error_that_changes_nothing(self) -> None:
+        inductor_fix.apply()
+        before = [owner.__dict__[name] for owner, name in WRAPPED]
+        known, misspelt = ", ".join(p.name for p in PATCHES), PATCHES[0].name.upper()
+        for call in (inductor_fix.apply, inductor_fix.remove):
+            with self.assertRaisesRegex(ValueError, f"'{misspelt}' is no patch name; the patches are {known}$"):
+                call(PATCHES[0].name, misspelt)
+        for manager in (inductor_fix.applied, inductor_fix.removed):
+            with self.assertRaisesRegex(ValueError, "'no-such-patch' is no patch name"), manager("no-such-patch"):
+                self.fail("the block ran")
+        self.assertEqual([owner.__dict__[name] for owner, name in WRAPPED], before)
         self.assertEqual(inductor_fix.status().state, State.APPLIED)
 
     def test_concurrent_apply_wraps_once(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -14,6 +15,7 @@ from pathlib import Path
 from helpers import HAS_CUDA, affected
 
 import inductor_fix
+import torch
 from inductor_fix.check.runner import EXIT_STATUS, Case, verdict
 from inductor_fix.patches import PATCHES
 from torch._inductor.test_case import TestCase, run_tests
@@ -31,7 +33,40 @@ class TestStatusCommand(TestCase):
     def test_status_resolves_and_prints(self) -> None:
         result = _cli("status")
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertRegex(result.stdout, rf"^inductor_fix: applied - protected: {PATCHES[0].name} (applied|not-needed); ")
+        self.assertRegex(result.stdout,
+                         rf"^inductor_fix: applied - protected: {PATCHES[0].name} (applied|not-needed); ")
+
+    def test_no_load_names_the_same_torch_version(self) -> None:
+        """Without importing torch, status reads ``torch.__version__`` (with its local tag, +cu130),
+        not the distribution's version."""
+        loaded = json.loads(_cli("status", "--json").stdout)["torch_version"]
+        self.assertEqual(loaded, torch.__version__)
+        self.assertEqual(json.loads(_cli("status", "--json", "--no-load").stdout)["torch_version"], loaded)
+        code = "import sys, inductor_fix; print(inductor_fix.status().torch_version, 'torch' in sys.modules)"
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+        self.assertEqual(result.stdout.split(), [loaded, "False"], result.stderr)
+
+    def test_a_subcommand_gives_its_own_usage_error(self) -> None:
+        for args in (["status", "--jsn"], ["report", "--jsn", "job.jsonl"], ["check", "--opz", "bmm"]):
+            result = _cli(*args, timeout=60)
+            self.assertEqual(result.returncode, 2, args)
+            self.assertRegex(result.stderr, rf"^usage: python -m inductor_fix {args[0]} ", args)
+            self.assertIn(f"python -m inductor_fix {args[0]}: error: unrecognized arguments: {args[1]}", result.stderr)
+
+    def test_an_unknown_disable_name_is_attributed_to_the_variable(self) -> None:
+        """Not to the line that imported the package (the console script's ``from inductor_fix.cli
+        import main``), which reads like an import error."""
+        import os
+
+        env = {k: v for k, v in os.environ.items() if not k.startswith("INDUCTOR_FIX_")}
+        code = "from inductor_fix.cli import main; main(['status', '--no-load'])"
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                                env={**env, "INDUCTOR_FIX_DISABLE": "no-such-patch"})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertRegex(result.stderr, r"^\$INDUCTOR_FIX_DISABLE:0: InductorFixWarning: inductor_fix: "
+                                        r"INDUCTOR_FIX_DISABLE='no-such-patch' names unknown patch")
+        self.assertNotIn("import", result.stderr)
+        self.assertNotIn("<string>", result.stderr)
 
     def test_status_json(self) -> None:
         result = _cli("status", "--json", "--no-load")
@@ -64,6 +99,19 @@ class TestCheckCommand(TestCase):
             self.assertRegex(out, r"(?m)^\[1\] TypeError: ")  # the full error, once, under the table
         self.assertIn("verdict: PASS", out)
         self.assertLessEqual(max(map(len, out.splitlines())), 100, out)
+        # What it will run and roughly how long, then progress from the start: a line before torch
+        # loads, a line per case started, a line per case finished with the time left.
+        lines = out.splitlines()
+        self.assertEqual(lines[0], "inductor_fix check: loading torch (bmm, flex) ...")
+        self.assertRegex(" ".join(out.split()), r"running 6 cases, \d+ at a time, each in a fresh process and "
+                         r"Inductor cache: (roughly \d+ (s|min) \(~\d+ s of one CPU a case|each compiles)")
+        self.assertEqual(sorted(line.split(maxsplit=1)[1] for line in lines if line.startswith("  start ")),
+                         sorted(f"{op} {order} {mode}" for op, order in (("bmm", "alias-first"),
+                                ("bmm", "distinct-first"), ("flex", "gathered-bias")) for mode in ("stock", "patched")))
+        finished = [line for line in lines if re.match(r"  \[\d/6\] ", line)]
+        self.assertEqual(len(finished), 6, out)
+        self.assertTrue(all(re.search(r"; ~\d+ (s|min) left$", line) for line in finished[:-1]), finished)
+        self.assertNotIn("CONTRIBUTING", out)  # the wheel holds no CONTRIBUTING.md
 
     def test_verdict_fails_when_a_patched_case_crashes(self) -> None:
         cases = [
@@ -78,14 +126,16 @@ class TestCheckCommand(TestCase):
         error = "TypeError: " + "launcher() missing 1 required positional argument: '_grid_2' " * 4
         cases = [Case("flex_decoding", "gathered-bias", "stock", "cpu", error=error, affected=True),
                  Case("flex_decoding", "gathered-bias", "patched", "cpu", ok=True,
-                      steps=[{"max_rel_error": 4.3e-07}], guard={"realigned": 4, "excluded_at_benchmark": 12, "selections_realigned": 1})]
+                      steps=[{"max_rel_error": 4.3e-07}],
+                      guard={"realigned": 4, "excluded_at_benchmark": 12, "selections_realigned": 1})]
         text, exit_status = verdict(cases)
         self.assertEqual(exit_status, 0)
         self.assertLessEqual(max(map(len, text.splitlines())), 100, text)
         self.assertIn("crashed (expected) [1]", text)
         cell = " ".join(line[line.index("ok ("):] if "ok (" in line else line.strip()
                         for line in text.split("\n\n")[0].splitlines()[2:])
-        self.assertEqual(cell, "ok (err 4.3e-07, excluded_at_benchmark 12, realigned 4, selections_realigned 1)")  # wrapped, whole
+        # wrapped, whole:
+        self.assertEqual(cell, "ok (err 4.3e-07, excluded_at_benchmark 12, realigned 4, selections_realigned 1)")
         note = re.search(r"(?ms)^\[1\] (.*?)\n\n", text).group(1)
         self.assertEqual(" ".join(line.strip() for line in note.splitlines()), error.strip())  # nothing lost
 
@@ -108,6 +158,92 @@ class TestCheckCommand(TestCase):
             self.assertEqual(result.returncode, 2, args)
             self.assertIn("usage:", result.stderr)
             self.assertNotIn("invalid parse value", result.stderr)
+
+
+def _processes() -> dict[int, tuple[int, int]]:
+    """pid -> (parent pid, session id) of every process, from /proc."""
+    table = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if fields[0] != "Z":  # a zombie has ended; its parent has yet to reap it
+                table[int(stat.parent.name)] = (int(fields[1]), int(fields[3]))
+    return table
+
+
+class TestCheckStops(TestCase):
+    """SIGTERM (timeout, CI runners, Slurm) and SIGHUP (a closed terminal) stop check as cleanly as
+    Ctrl-C: a message, exit 128 + the signal, no case process left running, no directory left behind."""
+
+    def _stop_with(self, signum: int) -> None:
+        import os
+        import queue
+        import signal
+        import threading
+
+        tmp = Path(tempfile.mkdtemp(prefix="inductor_fix_stop_test_"))
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+        env = dict(os.environ, TMPDIR=str(tmp))
+        check = subprocess.Popen([sys.executable, "-m", "inductor_fix", "check", "--ops", "bmm", "--jobs", "2"],
+                                 cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: check.poll() is None and check.kill())
+        lines: queue.Queue = queue.Queue()
+        threading.Thread(target=lambda: [lines.put(line) for line in check.stdout], daemon=True).start()
+        deadline = time.monotonic() + 120
+        seen = []
+        while sum(line.startswith("  start ") for line in seen) < 2:
+            seen.append(lines.get(timeout=max(1, deadline - time.monotonic())))
+        while True:  # both case processes running, each with its directories
+            children = [pid for pid, (ppid, _) in _processes().items() if ppid == check.pid]
+            if len(children) == 2 and len(list(tmp.glob("inductor_fix_child_*"))) == 2:
+                break
+            self.assertLess(time.monotonic(), deadline, (seen, children, list(tmp.iterdir())))
+            time.sleep(0.1)
+        self.assertEqual(len(list(tmp.glob("inductor_fix_check_*"))), 2)
+        check.send_signal(signum)
+        _, stderr = check.communicate(timeout=60)
+        self.assertEqual(check.returncode, 128 + signum, stderr)
+        self.assertIn(f"inductor_fix check: {signal.Signals(signum).name}: stopped every case; no verdict", stderr)
+        self.assertNotIn("Traceback", stderr)
+        # Each case ran in a session of its own (its id is the case's pid): nothing of it may be left.
+        left = [pid for pid, (_, session) in _processes().items() if session in children]
+        self.assertEqual(left, [], "case processes outlived check")
+        self.assertEqual(sorted(p.name for p in tmp.iterdir() if p.name.startswith("inductor_fix_")), [])
+
+    def test_a_signal_ignored_at_start_stays_ignored(self) -> None:
+        """Under nohup (SIGHUP ignored) closing the terminal must not stop check; SIGTERM still
+        does; both handlers are restored afterwards."""
+        import signal
+        from unittest import mock
+
+        from inductor_fix.check import runner
+
+        seen = {}
+
+        def run(*args):
+            seen.update({signum: signal.getsignal(signum) for signum in (signal.SIGHUP, signal.SIGTERM)})
+            return 0
+
+        before, term = signal.signal(signal.SIGHUP, signal.SIG_IGN), signal.getsignal(signal.SIGTERM)
+        try:
+            with mock.patch.object(runner, "_run_check", run):
+                self.assertEqual(runner.run_check(ops=["bmm"]), 0)
+            self.assertIs(seen[signal.SIGHUP], signal.SIG_IGN)
+            self.assertTrue(callable(seen[signal.SIGTERM]) and seen[signal.SIGTERM] is not term)
+            self.assertIs(signal.getsignal(signal.SIGHUP), signal.SIG_IGN)
+            self.assertIs(signal.getsignal(signal.SIGTERM), term)
+        finally:
+            signal.signal(signal.SIGHUP, before)
+
+    def test_sigterm(self) -> None:
+        import signal
+
+        self._stop_with(signal.SIGTERM)
+
+    def test_sighup(self) -> None:
+        import signal
+
+        self._stop_with(signal.SIGHUP)
 
 
 class TestRunChild(TestCase):
@@ -184,9 +320,36 @@ class TestRepository(TestCase):
     def test_readme_is_short_and_its_links_resolve(self) -> None:
         readme = (ROOT / "README.md").read_bytes()
         self.assertLess(len(readme), 8 * 1024)
-        for page in (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))):
+        for page in sorted((ROOT / "docs").glob("*.md")):
             for target in re.findall(r"\]\((?!https?://)([^)#]+)", page.read_text()):
                 self.assertTrue((page.parent / target).exists(), f"{page.name} links to missing {target}")
+
+    def test_readme_links_work_on_the_package_index(self) -> None:
+        """README is the long description on the package index, where a relative link leads
+        nowhere: every link is absolute, and one into this repository names a file it holds."""
+        # [project.urls] Homepage, read without tomllib (Python 3.11+).
+        home = re.search(r'(?m)^Homepage = "([^"]+)"$', (ROOT / "pyproject.toml").read_text()).group(1)
+        links = re.findall(r"\]\(([^)]+)\)", (ROOT / "README.md").read_text())
+        self.assertTrue(links)
+        for link in links:
+            self.assertRegex(link, r"^https://", f"README links to {link}, which the package index cannot resolve")
+            inside = re.match(re.escape(home) + r"/(?:blob|tree)/main/([^#]+)", link)
+            if link.startswith(home + "/") and not link.startswith(home + "/issues"):
+                self.assertIsNotNone(inside, link)
+                self.assertTrue((ROOT / inside.group(1)).exists(), f"README links to missing {inside.group(1)}")
+
+    def test_check_help_documents_every_option(self) -> None:
+        help_text = " ".join(_cli("check", "--help", timeout=60).stdout.split())
+        self.assertRegex(help_text, r"--device \{auto,cpu,cuda\} cuda: run the kernels on the GPU")
+        self.assertIn("(default: 1800)", help_text)
+        for option in ("--ops", "--jobs", "--timeout", "--json"):
+            self.assertRegex(help_text, rf"{option} [A-Z]+ [a-z]", option)
+
+    def test_check_triton_hint_is_readmes(self) -> None:
+        from inductor_fix.check.runner import TRITON_HINT
+
+        readme = " ".join((ROOT / "README.md").read_text().replace("`", "").split())
+        self.assertIn(TRITON_HINT, readme)
 
     def test_readme_documents_check_exit_statuses(self) -> None:
         readme = " ".join((ROOT / "README.md").read_text().split())

@@ -55,9 +55,20 @@ class TestFactsAgree(TestCase):
             self.assertIn("Delete this module", doc, patch.name)
             self.assertIn(patch.diff.split("-")[0], doc, patch.name)
             # Its retirement list names everything of it (tools/bench table fails on a stray result).
+            check = ROOT / "inductor_fix" / "check" / f"{patch.module}.py"  # its check workloads, if any
             for path in [f"test/{patch.module}/", f"tools/bench_lib/{patch.module}.py",
+                         *([f"inductor_fix/check/{patch.module}.py"] if check.is_file() else []),
                          *(f"docs/bench/{p.name}" for p in (ROOT / "docs" / "bench").glob(f"{patch.module}*.json"))]:
                 self.assertTrue(path in doc or re.sub(r"-\w+\.json$", "-*.json", path) in doc, (patch.name, path))
+
+    def test_check_workloads_are_each_patchs_check_ops(self) -> None:
+        # `inductor-fix check` runs what each patch's check module declares, found through the
+        # table: its ops are the patch's check_ops, in order, and no op belongs to two patches.
+        from inductor_fix.check.table import OPS, patch_modules
+
+        declared = {module.__name__.rpartition(".")[2]: [w.op for w in module.WORKLOADS] for module in patch_modules()}
+        self.assertEqual(declared, {p.module: list(p.check_ops) for p in PATCHES if p.check_ops})
+        self.assertEqual(list(OPS), [op for p in PATCHES for op in p.check_ops])
 
     def test_readme_names_each_patchs_releases(self) -> None:
         readme = " ".join((ROOT / "README.md").read_text().split())

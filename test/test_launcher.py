@@ -96,7 +96,8 @@ class TestRun(TestCase):
         self.assertEqual(missing.returncode, 127)
         self.assertIn("command not found: no-such-command-here", missing.stderr)
         for name, text, message in (("no-shebang", "echo hi\n", "cannot run"),
-                                    ("bad-interpreter", "#!/no/such/interpreter\n", "its #! interpreter was not found")):
+                                    ("bad-interpreter", "#!/no/such/interpreter\n",
+                                     "its #! interpreter was not found")):
             script = self.directory / name
             script.write_text(text)
             script.chmod(0o755)
@@ -198,7 +199,7 @@ class TestRun(TestCase):
             import torch._inductor.select_algorithm
             active = "inductor_fix" in sys.modules
             from inductor_fix.check.harness import triton_cpu_harness
-            from inductor_fix.check.workloads import run_sequence
+            from inductor_fix.check.table import run_sequence
             sys.path.insert(0, HERE)
             from quick_autotuning import quick_cpu_autotuning
             with quick_cpu_autotuning(), triton_cpu_harness():

@@ -116,13 +116,13 @@ class TestPackageMetadata(TestCase):
         cls.project = cls.pyproject["project"]
 
     def _static_version(self) -> str:
-        # setuptools reads `attr = "inductor_fix.__version__"` with ast, without importing
-        # the package (and so torch), only while it is a plain string literal.
-        tree = ast.parse((ROOT / "inductor_fix" / "__init__.py").read_text())
+        # setuptools reads `attr = "inductor_fix._version.__version__"` with ast, without
+        # importing the package (and so torch), only while it is a plain string literal.
+        tree = ast.parse((ROOT / "inductor_fix" / "_version.py").read_text())
         values = [node.value.value for node in tree.body if isinstance(node, ast.Assign)
                   and [getattr(t, "id", None) for t in node.targets] == ["__version__"]
                   and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)]
-        self.assertEqual(len(values), 1, "inductor_fix/__init__.py must assign __version__ one string literal")
+        self.assertEqual(len(values), 1, "inductor_fix/_version.py must assign __version__ one string literal")
         return values[0]
 
     def test_one_version(self) -> None:
@@ -131,7 +131,7 @@ class TestPackageMetadata(TestCase):
         self.assertNotIn("version", self.project)  # written in one place only
         self.assertEqual(self.project["dynamic"], ["version"])
         self.assertEqual(self.pyproject["tool"]["setuptools"]["dynamic"]["version"],
-                         {"attr": "inductor_fix.__version__"})
+                         {"attr": "inductor_fix._version.__version__"})
         version = self._static_version()
         self.assertEqual(str(Version(version)), version)  # PEP 440, normalized
         self.assertEqual(inductor_fix.__version__, version)
@@ -196,11 +196,16 @@ class TestPackageMetadata(TestCase):
         self.assertEqual(self.project["optional-dependencies"], {
             "check": ["torch>=2.8", "numpy"],
             "test": ["torch>=2.8", "numpy", "pytest>=7", "hypothesis>=6.100", "expecttest>=0.2",
-                     "wrapt>=1.14"],  # test_api wraps over ours with a real wrapt wrapper
+                     "wrapt>=1.14",  # test_api wraps over ours with a real wrapt wrapper
+                     "ruff>=0.6"],  # the linter, test/test_lint.py
         })
         self.assertEqual(self.pyproject["tool"]["setuptools"]["packages"]["find"], {"include": ["inductor_fix*"]})
         self.assertIn("setuptools>=77", self.pyproject["build-system"]["requires"])
-        self.assertFalse((ROOT / "setup.py").exists(), "pyproject.toml is the one build configuration")
+        # setup.py is a shim that defers to pyproject.toml: `setup()` with no arguments, nothing else.
+        shim = ast.parse((ROOT / "setup.py").read_text())
+        statements = [node for node in shim.body
+                      if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))]  # the docstring
+        self.assertEqual([ast.unparse(node) for node in statements], ["from setuptools import setup", "setup()"])
 
 
 if __name__ == "__main__":

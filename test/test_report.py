@@ -76,6 +76,7 @@ class TestSummary(TestCase):
         self.assertIs(summary["needed"], True)
         self.assertEqual(summary["patches"][acted]["processes_acted"], 1)
         self.assertIn("keep inductor_fix", summary["advice"])
+        self.assertIn(f"{acted} is needed until {PATCHES[0].delete_when}", summary["advice"])  # when it can go
 
     def test_needed_no_says_how_to_remove(self) -> None:
         for state, phrase in (("applied", "no patch found anything to do"), ("not-needed", "has none of the bugs")):
@@ -108,6 +109,25 @@ class TestSummary(TestCase):
         self.assertIsNone(summarize([_line(), everything_off])["needed"])
         # Off only where nothing was benchmarked (a launcher, a data worker): the rest still judge.
         self.assertIs(summarize([_line(), {**everything_off, "benchmarks": 0}])["needed"], False)
+
+    def test_a_process_that_died_in_a_compile_is_not_one_that_compiled_nothing(self) -> None:
+        died = {**_line(), "benchmarks": 0, "exit_error": {
+            "error": "RuntimeError: 0 active drivers ([]). There should only be one.", "in_compile": True,
+            "raised_in": "triton/runtime/driver.py:12"}}
+        for entries in ([died], [_line(), died]):  # with or without another process that benchmarked cleanly
+            summary = summarize(entries)
+            self.assertIsNone(summary["needed"])
+            self.assertEqual(summary["processes_died_in_compile"], 1)
+            self.assertIn("died of an exception raised in a compile", summary["advice"])
+            self.assertIn("0 active drivers", summary["advice"])
+            self.assertIn("that error is not inductor_fix's", summary["advice"])
+            self.assertNotIn("TORCHINDUCTOR_CACHE_DIR", summary["advice"])
+        bug = {**died, "disable": "1", "exit_error": {**died["exit_error"], "raised_in": "job.py:3", "error":
+               "TypeError: launcher() got multiple values for argument 'stream'"}}
+        self.assertIn("that is the crash inductor_fix fixes", summarize([bug])["advice"])
+        # An exception outside any compile (the program's own) leaves the verdict alone.
+        elsewhere = {**_line(), "exit_error": {**died["exit_error"], "in_compile": False}}
+        self.assertIs(summarize([elsewhere])["needed"], False)
 
     def test_where_names_rank_pid_and_host(self) -> None:
         acted = {PATCHES[0].name: {"counts": {"collisions_prevented": 1}}}
@@ -142,6 +162,24 @@ class TestReportCommand(TestCase):
             self.assertNotIn("Traceback", result.stderr)
         for code in EXIT_STATUS:
             self.assertIn(f"{code} ", " ".join(_cli("report", "--help", timeout=120).stdout.split()))
+
+    def test_a_file_that_is_not_a_job_report_says_so(self) -> None:
+        import random
+
+        noise = self.directory / "noise.bin"
+        noise.write_bytes(random.Random(30).randbytes(4096))
+        other = self._write(*(json.dumps({"level": "info", "msg": f"step {i}", "format": "text"}) for i in range(5)))
+        for path in (noise, other):
+            result = _cli("report", str(path), timeout=120)
+            self.assertEqual((result.returncode, result.stdout.splitlines()[0]), (2, "needed: unknown"), path)
+            self.assertIn(f"{path} is not a job report", result.stderr)
+            self.assertNotIn("Traceback", result.stderr)
+            self.assertNotIn("was anything compiled", result.stdout)
+        # A report whose only line was cut short is still a job report (exit 1, the line counted).
+        torn = self._write(json.dumps(_line())[:40])
+        result = _cli("report", str(torn), "--json", timeout=120)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn("skipped 1 torn or garbled line(s)", json.loads(result.stdout)["notes"])
 
     def test_torn_garbled_and_foreign_lines_are_skipped_and_counted(self) -> None:
         good = json.dumps(_line())
@@ -222,6 +260,39 @@ print("CHILD", child.pid)
         self.assertEqual(set(lines), {child, lines[child]["ppid"]})
         counts = {pid: line["patches"][0]["counts"] for pid, line in lines.items()}
         self.assertEqual(counts, {child: {}, lines[child]["ppid"]: {"collisions_prevented": 1}})
+
+
+class TestDiedInACompile(TestCase):
+    """A process whose compile raised (PyPI triton on a CPU with cpu_backend="triton": `0 active
+    drivers`) records the exception in its line, and the report says so (issue 30)."""
+
+    SCRIPT = """
+import torch, torch._inductor.select_algorithm
+
+def no_driver(graph, inputs):
+    raise RuntimeError("0 active drivers ([]). There should only be one.")
+
+torch.compile(lambda x: x + 1, backend=no_driver)(torch.ones(2))
+"""
+
+    def test_the_report_names_the_error_and_where_it_was_raised(self) -> None:
+        directory = Path(tempfile.mkdtemp(prefix="inductor_fix_died_"))
+        self.addCleanup(shutil.rmtree, directory, ignore_errors=True)
+        (directory / "job.py").write_text(textwrap.dedent(self.SCRIPT))
+        here = {"PYTHONPATH": str(ROOT)}  # this checkout's package, whichever one is installed
+        launched = _cli("run", "--report", "job.jsonl", "--", sys.executable, "job.py", cwd=directory, **here)
+        self.assertEqual(launched.returncode, 1, launched.stderr[-3000:])
+        (line,) = map(json.loads, (directory / "job.jsonl").read_text().splitlines())
+        self.assertTrue(line["exit_error"]["in_compile"], line["exit_error"])
+        self.assertIn("0 active drivers", line["exit_error"]["error"])
+        self.assertEqual(line["exit_error"]["raised_in"], "job.py:5")  # the backend's raise, not Dynamo's wrapper
+        result = _cli("report", "job.jsonl", cwd=directory, timeout=120, **here)
+        self.assertEqual(result.returncode, 1, result.stdout)
+        self.assertEqual(result.stdout.splitlines()[0], "needed: unknown")
+        text = " ".join(result.stdout.split())
+        self.assertIn("1 died in a compile", text)
+        self.assertIn("died of an exception raised in a compile", text)
+        self.assertNotIn("was anything compiled", text)
 
 
 class TestJobReport(TestCase):

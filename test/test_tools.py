@@ -31,8 +31,8 @@ class TestMatrixExpectations(TestCase):
             self.assertIn(suite.patch, PATCHES)
             self.assertTrue(suite.arguments[0].startswith(f"test/{suite.patch.module}/"), suite)
         self.assertEqual(ex.mode_of("flex_backward:diff"), "diff")
-        self.assertEqual({s.patch.name for s in ex.SUITES.values()}, {p.name for p in PATCHES
-                                                                     if list((ROOT / "test" / p.module).glob("test_*properties.py"))})
+        self.assertEqual({s.patch.name for s in ex.SUITES.values()},
+                         {p.name for p in PATCHES if list((ROOT / "test" / p.module).glob("test_*properties.py"))})
         for name, suite in ex.SUITES.items():  # a file with Inductor's codegen-cache check gives a second suite
             self.assertEqual(name.endswith(".test_cache"), suite.modes == ("stock", "patched"), name)
 
@@ -47,7 +47,7 @@ class TestMatrixExpectations(TestCase):
                 self.assertEqual(ex.expected(f"{name}:patched", version), "PASS" if patched_passes else "FAIL")
         # Where a patch's bug is but the patch does not fit (2.7's benchmark-realign), unsupported is the truth.
         for version in ("2.7.1", "2.14.1+cu130"):
-            misfit = any(p.is_affected(version) and not p.fixes(version) for p in PATCHES)
+            misfit = any(p.is_affected(version) and not p.fits(version) for p in PATCHES)
             self.assertEqual(ex.fix_states(version), ("unsupported",) if misfit else ("applied", "not-needed"))
 
     def test_suite_constants_are_read_without_importing(self) -> None:
@@ -56,18 +56,33 @@ class TestMatrixExpectations(TestCase):
             folder.mkdir(parents=True)
             (folder / "test_x_properties.py").write_text(
                 'raise SystemExit("imported")\nSTOCK_FAILS = ">=2.9.0"\nVARIANTS = {"codegen-cache": ">=2.8.0"}\n'
-                "class TestCodegenCacheCheck: pass\n")
+                "@pytest.mark.codegen_cache_check\nclass TestCheck: pass\n")
             suites = ex.discover(Path(directory))
-        self.assertEqual(set(suites), {"x", "x.test_cache"})
-        self.assertEqual((suites["x"].stock_fails, suites["x"].variants), (">=2.9.0", {"codegen-cache": ">=2.8.0"}))
-        self.assertEqual(suites["x.test_cache"].modes, ("stock", "patched"))
+            self.assertEqual(set(suites), {"x", "x.test_cache"})
+            self.assertEqual((suites["x"].stock_fails, suites["x"].variants), (">=2.9.0", {"codegen-cache": ">=2.8.0"}))
+            self.assertEqual(suites["x.test_cache"].modes, ("stock", "patched"))
+            # Selected by the markers pytest.ini registers, never by test names.
+            self.assertEqual(suites["x"].arguments[1:], ("-m", "not negative_control and not codegen_cache_check"))
+            self.assertEqual(suites["x.test_cache"].arguments[1:],
+                             ("-m", "codegen_cache_check and not negative_control"))
+            registered = (ROOT / "pytest.ini").read_text()
+            self.assertIn("    negative_control: ", registered)
+            self.assertIn("    codegen_cache_check: ", registered)
+            # A constant the matrix cannot read is an error, not a silent default.
+            for text, error in (("STOCK_FAILS = AFFECTED\n", "must be a literal"), ('STOCK_FAILS = ">=2.9"  + ""\n',
+                                "must be a literal"), ("PATCHED_PASSES = 2.8\n", "must be a str"),
+                                ('STOCK_FAILS = ">=two"\n', "Invalid specifier")):
+                with self.subTest(text=text):
+                    (folder / "test_x_properties.py").write_text(text)
+                    self.assertRaisesRegex(ValueError, error, ex.discover, Path(directory))
 
     def test_codegen_cache_variant(self) -> None:
         suite = next((s for s in ex.SUITES.values() if "codegen-cache" in s.variants), None)
         if suite is None:
             self.skipTest("no suite has a codegen-cache variant")
         self.assertEqual(ex.split_spec("2.8.0@codegen-cache"), ("2.8.0", "codegen-cache"))
-        self.assertEqual(ex.split_spec("https://host/torch-2.8.0-cp311.whl"), ("https://host/torch-2.8.0-cp311.whl", None))
+        wheel = "https://host/torch-2.8.0-cp311.whl"
+        self.assertEqual(ex.split_spec(wheel), (wheel, None))
         self.assertRaisesRegex(ValueError, "unknown variant 'cache'", ex.split_spec, "2.8.0@cache")
         for spec in ("@codegen-cache", "2.8.0@codegen-cache@codegen-cache"):
             self.assertRaisesRegex(ValueError, "at most one @variant", ex.split_spec, spec)
@@ -77,7 +92,8 @@ class TestMatrixExpectations(TestCase):
 
     def test_only_exit_0_and_1_are_results(self) -> None:
         # pytest exit 5 (no tests collected) must never count as a pass or as the expected failure.
-        self.assertEqual([ex.outcome(status) for status in (0, 1, 2, 4, 5)], ["PASS", "FAIL", "ERROR", "ERROR", "ERROR"])
+        self.assertEqual([ex.outcome(status) for status in (0, 1, 2, 4, 5)],
+                         ["PASS", "FAIL", "ERROR", "ERROR", "ERROR"])
 
     def test_all_skipped_is_not_applicable(self) -> None:
         from matrix_lib import phases
@@ -101,6 +117,21 @@ class TestMatrixExpectations(TestCase):
         self.assertEqual(ex.verdict({**entry("PASS"), "fix_state": "unsupported", "torch": "2.14.1"}), "UNPROTECTED")
 
 
+class TestTorchenv(TestCase):
+    def test_test_dependencies_are_the_test_extra(self) -> None:
+        if sys.version_info < (3, 11):
+            self.skipTest("tomllib is Python 3.11+")
+        import tomllib
+
+        import torchenv
+
+        extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
+        # packaging: the package's own requirement, which a venv made without installing it lacks;
+        # ruff: the linter, which the suites a torch venv runs do not need.
+        self.assertEqual(set(torchenv.TEST_DEPENDENCIES) - {"packaging"},
+                         {d for d in extra if not d.startswith(("torch", "ruff"))})
+
+
 class TestMatrixPhaseRunner(TestCase):
     """tools/run_matrix runs each phase through the package's child runner: progress is said
     while the suite runs, and a phase past its timeout is ended (process group and all)."""
@@ -112,8 +143,9 @@ class TestMatrixPhaseRunner(TestCase):
         env = types.SimpleNamespace(python=sys.executable)
         with tempfile.TemporaryDirectory() as directory:
             log = Path(directory, "phase.log")
-            status, seconds = phases.run_pytest(env, phases.pytest_arguments(next(iter(ex.PHASES))), log, dict(os.environ),
-                                                timeout=4, every=1, say=said.append)
+            arguments = phases.pytest_arguments(next(iter(ex.PHASES)))
+            status, seconds = phases.run_pytest(env, arguments, log, dict(os.environ), timeout=4, every=1,
+                                                say=said.append)
         self.assertIsNone(status)
         self.assertGreaterEqual(seconds, 4)
         self.assertLess(seconds, 30)
@@ -159,15 +191,10 @@ def _record_fingerprints() -> types.ModuleType:
 
 
 def _check_patches_module() -> types.ModuleType:
-    """tools/check_patches is a script without a .py ending: load it as a module."""
-    import importlib.machinery
-    import importlib.util
+    """tools/check_patches' module (the script is a thin wrapper over it)."""
+    from matrix_lib import check_patches
 
-    path = str(Path(__file__).resolve().parents[1] / "tools" / "check_patches")
-    loader = importlib.machinery.SourceFileLoader("check_patches", path)
-    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("check_patches", loader))
-    loader.exec_module(module)
-    return module
+    return check_patches
 
 
 class TestCheckPatchesFastForm(TestCase):

@@ -119,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"record the wheels' releases in inductor_fix/patches/{FINGERPRINTS_FILE} "
                              "(others are kept)")
     parser.add_argument("--compare", action="store_true", help="compare with --against instead of printing the table")
-    parser.add_argument("--against", choices=sorted(RECORDED, key=_release_key), default=max(RECORDED, key=_release_key),
+    parser.add_argument("--against", choices=sorted(RECORDED, key=_release_key),
+                        default=max(RECORDED, key=_release_key),
                         help="recorded release to compare with (default: %(default)s)")
     args = parser.parse_args(argv)
     if args.compare and args.write:

@@ -30,7 +30,7 @@ def main(argv: list[str]) -> int:
         ignore_cpu_backend_warning()
     import torch  # noqa: F401  (after inductor_fix on purpose: the import order users have)
 
-    from .workloads import run_sequence
+    from .table import run_sequence
 
     if device == "cpu":
         from .harness import triton_cpu_harness

@@ -1,8 +1,9 @@
 """``python -m inductor_fix check``: does the installed torch crash, and does the fix stop it?
 
-For each matmul op (bmm, mm, addmm, baddbmm) and order (alias-first,
-distinct-first) it runs the two-compile sequence of
-:mod:`inductor_fix.check.workloads` (pytorch/pytorch#188069), and for each
+Each patch declares the ops that show its bug, in ``inductor_fix/check/<patch
+module>.py``, found through the patch table (:mod:`inductor_fix.check.table`). For each
+matmul op (bmm, mm, addmm, baddbmm) and order (alias-first, distinct-first) it runs the
+two-compile sequence (pytorch/pytorch#188069), and for each
 FlexAttention op (flex, flex_decoding) the gathered-bias compile (#194515), and for
 flex_backward a training step of it under selective activation checkpointing, twice:
 stock (``INDUCTOR_FIX_DISABLE=1``) and patched, each in a fresh subprocess with a
@@ -26,15 +27,20 @@ import dataclasses
 import importlib.util
 import json
 import os
+import signal
 import sys
 import tempfile
 import textwrap
+import threading
 from typing import Any, Sequence
 
+import inductor_fix
+
+from .._versions import please_report
 from ..patches import PATCHES, patch_for_op
 from .case import RESULT_MARKER, ignore_cpu_backend_warning
 from .child import Stopped, run_child, stop_all
-from .workloads import orders_of, steps_of
+from .table import harness_notes, label_of, orders_of, steps_of
 
 __all__ = ["EXIT_STATUS", "Case", "run_check", "verdict"]
 
@@ -50,18 +56,16 @@ PROSE = 80
 #: What ``check`` runs unless ``--ops`` says otherwise: the ops each patch lists, but
 #: ``bmm_t`` (the same kernels as ``bmm``, transposed; ``--ops bmm_t`` runs it).
 DEFAULT_OPS = tuple(op for patch in PATCHES for op in patch.check_ops if op != "bmm_t")
-SEQUENCE_LABELS = {"alias-first": "alias -> distinct", "distinct-first": "distinct -> alias",
-                   "gathered-bias": "gathered bias", "training": "training (SAC)"}
 MODES = ("stock", "patched")
 
-HARNESS_NOTE = (
+#: Each patch's own seams add a sentence between these two (its HARNESS_NOTE).
+HARNESS_NOTE = " ".join((
     "CPU-only machine: Triton-on-CPU harness. Inductor's real template codegen, codegen cache and "
     "benchmark-request code run; kernel launches are replaced by an arity oracle that raises the "
-    "TypeError a real launcher would (CONTRIBUTING.md, 'The CPU harness', says which seams it replaces). "
-    "FlexAttention reaches its Triton forward, decoding and backward templates through three more "
-    "seams (the lowering's CPU dispatch and the API's CPU-backward refusal removed, a stand-in GPU's "
-    "SM count). It shows whether arguments fit kernels, not whether outputs are right."
-)
+    "TypeError a real launcher would (python -m pydoc inductor_fix.check.harness lists the seams it replaces).",
+    *harness_notes(),
+    "It shows whether arguments fit kernels, not whether outputs are right.",
+))
 
 
 @dataclasses.dataclass
@@ -102,13 +106,34 @@ class Case:
         return ", ".join(parts)
 
 
+#: Seconds a CPU-harness case takes with a CPU to itself: the start-up estimate. Measured: the
+#: median of ``cases[].seconds`` in ``check --jobs 1 --json FILE`` (22 cases, 21.3 s; 481 s in all)
+#: on a 2-CPU machine, torch 2.14.1; the progress lines then use the pace measured on the machine.
+CPU_CASE_SECONDS = 21
+#: What check says to a machine without triton; README's install section says the same.
+TRITON_HINT = ("python -m pip install triton (the release your torch's CUDA build requires if the newest does not "
+               "fit it: triton 3.8 for torch 2.14)")
+SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+class _Signalled(BaseException):
+    """SIGTERM or SIGHUP reached check (``timeout``, a CI runner, Slurm, a closed terminal):
+    stop as on Ctrl-C, cases ended and their temporary directories removed."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
 def _affected(op: str, torch_version: str) -> bool:
     patch = patch_for_op(op)
     return patch is not None and patch.crashes(op, torch_version)
 
 
-def _run_case(case: Case, timeout: float, threads: int | None) -> Case:
+def _run_case(case: Case, timeout: float, threads: int | None, started: Any = None) -> Case:
     try:
+        if started is not None:
+            started(case)
         return _run_case_process(case, timeout, threads)
     except Stopped:
         case.failure = "stopped"
@@ -132,7 +157,7 @@ def _run_case_process(case: Case, timeout: float, threads: int | None) -> Case:
     result = child.result
     case.state, case.steps, case.guard = result["state"], result["steps"], result["guard"]
     failed = [step for step in case.steps if step["error"]]
-    case.ok = not failed and len(case.steps) == steps_of(case.order)
+    case.ok = not failed and len(case.steps) == steps_of(case.op, case.order)
     case.error = failed[0]["error"] if failed else None
     return case
 
@@ -154,7 +179,7 @@ def _table(cases: list[Case]) -> tuple[str, list[str]]:
     by_key = {(c.op, c.order, c.mode): c for c in cases}
     rows = [("op", "sequence", "stock", "patched")]
     for op, order in dict.fromkeys((c.op, c.order) for c in cases):
-        rows.append((op, SEQUENCE_LABELS[order], cell(by_key[op, order, "stock"]), cell(by_key[op, order, "patched"])))
+        rows.append((op, label_of(op, order), cell(by_key[op, order, "stock"]), cell(by_key[op, order, "patched"])))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = []
     indent = sum(widths) + 2 * len(widths)
@@ -198,9 +223,34 @@ def run_check(
     timeout: float = 1800.0,
     json_path: str | None = None,
 ) -> int:
-    """Run every case, print the table, return the exit status (0: all patched ok)."""
-    import inductor_fix
+    """Run every case, print the table, return the exit status (0: all patched ok;
+    :data:`EXIT_STATUS`). Ctrl-C, SIGTERM and SIGHUP end every case process (with its
+    compile workers) and remove its temporary directories, and return 128 + the signal."""
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        caught: list[int] = []
 
+        def handler(signum: int, _frame: Any) -> None:
+            if not caught:  # a second signal while stopping must not cut the clean-up short
+                caught.append(signum)
+                raise _Signalled(signum)
+
+        # A signal ignored when check started stays ignored (nohup: SIGHUP must not stop it).
+        previous = {signum: signal.signal(signum, handler) for signum in SIGNALS
+                    if signal.getsignal(signum) is not signal.SIG_IGN}
+    try:
+        return _run_check(ops, device, jobs, timeout, json_path)
+    except (KeyboardInterrupt, _Signalled) as stop:
+        signum = stop.signum if isinstance(stop, _Signalled) else signal.SIGINT
+        print(f"inductor_fix check: {signal.Signals(signum).name}: stopped every case; no verdict", file=sys.stderr)
+        return 128 + signum
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _run_check(ops: Sequence[str], device: str, jobs: int | None, timeout: float, json_path: str | None) -> int:
+    print(f"inductor_fix check: loading torch ({', '.join(ops)}) ...", flush=True)
     ignore_cpu_backend_warning()
     try:
         import torch
@@ -214,8 +264,7 @@ def run_check(
         device = "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cpu" and importlib.util.find_spec("triton") is None:
         print("inductor_fix check: the CPU harness runs Inductor's Triton template codegen and needs triton, which "
-              "torch's CPU wheels do not install: python -m pip install triton (the version your torch's CUDA "
-              "build requires, e.g. 3.8.0 for torch 2.14)", file=sys.stderr)
+              f"torch's CPU wheels do not install: {TRITON_HINT}", file=sys.stderr)
         return 2
     if device == "cuda" and not torch.cuda.is_available():
         print("inductor_fix check: --device cuda, but torch sees no CUDA device", file=sys.stderr)
@@ -237,28 +286,38 @@ def run_check(
         print(f"CUDA: {torch.cuda.get_device_name()}; kernels run for real, patched outputs compared with eager.")
     cases = [Case(op, order, mode, device, affected=_affected(op, str(status.torch_version)))
              for op in ops for order in orders_of(op) for mode in MODES]
-    print(f"running {len(cases)} cases, {jobs} at a time, each in a fresh process and Inductor cache ...", flush=True)
+    print(_wrapped(f"running {len(cases)} cases, {jobs} at a time, each in a fresh process and Inductor cache: "
+                   + _estimate(len(cases), jobs, device, cpus)), flush=True)
+    lock = threading.Lock()
+
+    def started(case: Case) -> None:
+        with lock:
+            print(f"  start {case.op} {case.order} {case.mode}", flush=True)
+
+    measured: list[float] = []
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
     try:
-        futures = [pool.submit(_run_case, case, timeout, threads) for case in cases]
+        futures = [pool.submit(_run_case, case, timeout, threads, started) for case in cases]
         for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
             case = future.result()
             took = "" if case.failure else f" in {case.seconds:.1f} s"
-            line = f"  [{done}/{len(cases)}] {case.op} {case.order} {case.mode}: {case.outcome()}{took}"
-            print(_fit(line), flush=True)
-    except KeyboardInterrupt:
-        stop_all()  # the cases run in sessions of their own: they never saw the Ctrl-C
-        pool.shutdown(wait=True, cancel_futures=True)
-        print("inductor_fix check: interrupted; no verdict", file=sys.stderr)
-        return 130
+            left = len(cases) - done
+            measured.append(case.seconds)
+            # At the pace measured here so far: the cases left, a case's mean time each, jobs at a time.
+            pace = f"; ~{_duration(sum(measured) / len(measured) * left / jobs)} left" if left else ""
+            line = f"  [{done}/{len(cases)}] {case.op} {case.order} {case.mode}: {case.outcome()}{took}{pace}"
+            with lock:
+                print(_fit(line), flush=True)
+    except BaseException:  # Ctrl-C, SIGTERM, SIGHUP
+        stop_all()  # the cases run in sessions of their own: they never saw the signal
+        pool.shutdown(wait=True, cancel_futures=True)  # each worker kills its case, removes its directories
+        raise
     pool.shutdown()
     text, exit_status = verdict(cases)
     print()
     print(text)
     if exit_status == 1:
-        from ..cli import _please_report
-
-        print(_wrapped(_please_report("check --json FILE's file and the output of inductor-fix status --json")))
+        print(_wrapped(please_report("check --json FILE's file and the output of inductor-fix status --json")))
     if json_path:
         with open(json_path, "w") as handle:
             json.dump(
@@ -270,6 +329,19 @@ def run_check(
                 handle, indent=2,
             )
     return exit_status
+
+
+def _estimate(cases: int, jobs: int, device: str, cpus: int) -> str:
+    """What to expect, said before the first case starts."""
+    if device != "cpu":
+        return "each compiles and autotunes its kernels on the GPU; the time left is shown as cases finish"
+    seconds = cases * CPU_CASE_SECONDS / max(1, min(jobs, cpus))
+    return (f"roughly {_duration(seconds)} (~{CPU_CASE_SECONDS} s of one CPU a case on a 2-CPU machine; "
+            "the time left is shown as cases finish)")
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
 def verdict(cases: list[Case]) -> tuple[str, int]:

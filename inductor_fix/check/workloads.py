@@ -1,77 +1,54 @@
-"""The compiles that trigger pytorch/pytorch#188069 and #194515.
+"""What ``check``'s workloads are made of, shared by every patch's: a :class:`Workload`
+(an op, its sequences, how one runs), the compile of one step, and the matmul compiles.
 
-Matmuls (#188069): two compiles in one process with equal layouts, one where
-operands alias (the same tensor twice, or three times for addmm/baddbmm), one
-where they do not. ``alias-first`` (aliased, then distinct) makes the stock
-launch take one argument too many; ``distinct-first`` one too few. Shapes as
-measured on the H200: (4, 128, 128) for bmm/baddbmm, (128, 128) for mm/addmm.
+Each patch declares its own workloads in ``inductor_fix/check/<patch module>.py``
+(``WORKLOADS``), found through the patch table by :mod:`inductor_fix.check.table`; this
+module knows no patch.
 
-FlexAttention (#194515): one inference compile whose ``score_mod`` reads a bias
-gathered inside the graph, ``bias = table[index]`` (the relative-position idiom
-of Swin and T5), sequence ``gathered-bias``. ``flex`` reaches the forward
-template (q/k/v (2, 2, 256, 32), a 1-D relative bias); ``flex_decoding`` the
-decoding template (q/k/v (128, 2, 49, 32), Swin's 7x7 window bias). ``flex_backward``
-(sequence ``training``) compiles a training step, forward and backward
-(``flex_attention_backward``), of the same bias under selective activation
-checkpointing (:class:`FlexTraining`, ``FLEX_TRAINING["selective"]``), which
-recomputes the gather in the backward graph.
+Matmuls (the template compiles of pytorch/pytorch#188069, also what the arity guard's
+tests drive): two compiles in one process with equal layouts, one where operands alias
+(the same tensor twice, or three times for addmm/baddbmm), one where they do not.
+``alias-first`` (aliased, then distinct) makes the stock launch take one argument too
+many; ``distinct-first`` one too few. Shapes as measured on the H200: (4, 128, 128) for
+bmm/baddbmm, (128, 128) for mm/addmm.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 __all__ = [
-    "FLEX",
-    "FLEX_BACKWARD",
-    "FLEX_ORDER",
-    "FLEX_TRAINING",
-    "FlexTraining",
-    "flex_training",
-    "flex_training_workload",
-    "OPS",
+    "MODE",
     "ORDERS",
+    "SEQUENCES",
     "Op",
     "Step",
+    "Workload",
+    "compile_step",
     "describe_error",
-    "flex_gathered_bias",
-    "flex_workload",
     "make_operands",
+    "matmul_ops",
     "max_rel_error",
     "optimizer_step",
-    "orders_of",
     "run_compiles",
-    "run_sequence",
-    "steps_of",
-    "TRAINING_ORDER",
 ]
 
 MODE = "max-autotune-no-cudagraphs"
 #: order -> whether each compile's operands alias.
 SEQUENCES: dict[str, tuple[bool, ...]] = {"alias-first": (True, False), "distinct-first": (False, True)}
 ORDERS = tuple(SEQUENCES)
-#: FlexAttention workloads: name -> (batch, heads, sequence length, head dim, Swin window or None).
-FLEX: dict[str, tuple[int, int, int, int, int | None]] = {
-    "flex": (2, 2, 256, 32, None),
-    "flex_decoding": (128, 2, 49, 32, 7),
-}
-FLEX_ORDER = "gathered-bias"
-#: The training compile: FlexAttention forward and backward, sequence ``training``.
-FLEX_BACKWARD, TRAINING_ORDER = "flex_backward", "training"
 
 
-def orders_of(op: str) -> tuple[str, ...]:
-    """The sequences ``op`` runs in: both aliasing orders for a matmul, one compile for flex."""
-    if op == FLEX_BACKWARD:
-        return (TRAINING_ORDER,)
-    return (FLEX_ORDER,) if op in FLEX else ORDERS
+class Workload(NamedTuple):
+    """One ``check`` op of a patch: ``sequences`` maps each order it runs in to ``(its label
+    in the verdict table, how many compiles it has)``; ``run(order, device, compare=...,
+    **options)`` runs one sequence in this process and returns its :class:`Step` list."""
 
-
-def steps_of(order: str) -> int:
-    """How many compiles a sequence has."""
-    return 1 if order in (FLEX_ORDER, TRAINING_ORDER) else len(SEQUENCES[order])
+    op: str
+    sequences: Mapping[str, tuple[str, int]]
+    run: Callable[..., list[Step]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,7 +61,8 @@ class Op:
     call: Callable[..., Any]
 
 
-def _ops() -> dict[str, Op]:
+def matmul_ops() -> dict[str, Op]:
+    """The matmul template ops by name (``run_compiles`` compiles them)."""
     import torch
 
     return {
@@ -96,8 +74,6 @@ def _ops() -> dict[str, Op]:
         "bmm_t": Op("bmm_t", 2, (4, 128, 128), lambda a, b: torch.bmm(a, b.transpose(1, 2))),
     }
 
-
-OPS: tuple[str, ...] = ("bmm", "mm", "addmm", "baddbmm", "bmm_t", *FLEX, FLEX_BACKWARD)
 
 
 def make_operands(op: Op, aliased: bool, device: str, dtype: Any = None, seed: int = 0) -> tuple[Any, ...]:
@@ -135,234 +111,6 @@ def max_rel_error(actual: Any, expected: Any) -> float:
     return float((actual.float() - expected.float()).abs().max() / scale)
 
 
-def run_sequence(name: str, order: str, device: str, *, compare: bool, **options: Any) -> list[Step]:
-    """Compile ``OPS[name]`` twice in this process, aliased and distinct, in ``order``
-    (``"alias-first"`` or ``"distinct-first"``), see :func:`run_compiles`; a flex op
-    once (``"gathered-bias"``), see :func:`flex_gathered_bias`; ``flex_backward`` once
-    (``"training"``), see :func:`flex_training`."""
-    if name == FLEX_BACKWARD:
-        dtype = options.pop("dtype", None)
-        case = FLEX_TRAINING["selective"]
-        if dtype is not None:
-            case = dataclasses.replace(case, dtype=str(dtype).removeprefix("torch."))
-        return flex_training(case, device, compare=compare, **options)
-    if name in FLEX:
-        return flex_gathered_bias(name, device, compare=compare, **options)
-    return run_compiles(name, SEQUENCES[order], device, compare=compare, **options)
-
-
-def relative_position_index(length: int, window: int | None) -> Any:
-    """(L, L) int64 index into a relative-position table: 1-D (``q - kv + L - 1``, table
-    of 2L - 1 rows) or, for a Swin ``window`` (L = window**2), 2-D as in Swin
-    ((2 window - 1)**2 rows)."""
-    import torch
-
-    if window is None:
-        positions = torch.arange(length)
-        return positions[:, None] - positions[None, :] + length - 1
-    coords = torch.stack(torch.meshgrid(torch.arange(window), torch.arange(window), indexing="ij")).flatten(1)
-    relative = (coords[:, :, None] - coords[:, None, :]).permute(1, 2, 0) + window - 1
-    return relative[..., 0] * (2 * window - 1) + relative[..., 1]
-
-
-def flex_workload(name: str, device: str, dtype: Any = None) -> tuple[Callable[..., Any], tuple[Any, ...]]:
-    """``(attend, args)`` of FlexAttention workload ``name``: ``attend(query, key, value, table,
-    index)`` with a ``score_mod`` adding ``table[index][q_idx, kv_idx, h]``, the gather inside
-    the graph (pytorch/pytorch#194515). q/k/v (batch, heads, L, head dim) of ``dtype``
-    (default float32), table (rows, heads), index (L, L) int64; nothing requires grad."""
-    import torch
-    from torch.nn.attention.flex_attention import flex_attention
-
-    batch, heads, length, head_dim, window = FLEX[name]
-    generator = torch.Generator(device="cpu").manual_seed(0)
-    dtype = dtype or torch.float32
-
-    def tensor(*shape: int) -> Any:
-        return torch.randn(shape, generator=generator).to(device=device, dtype=dtype)
-
-    index = relative_position_index(length, window).to(device)
-    rows = int(index.max()) + 1
-    args = (*(tensor(batch, heads, length, head_dim) for _ in range(3)), tensor(rows, heads), index)
-
-    def attend(query, key, value, table, index):
-        bias = table[index]  # (L, L, heads), computed in the graph
-
-        def score_mod(score, b, h, q_idx, kv_idx):
-            return score + bias[q_idx, kv_idx, h]
-
-        return flex_attention(query, key, value, score_mod=score_mod)
-
-    return attend, args
-
-
-@dataclasses.dataclass(frozen=True)
-class FlexTraining:
-    """One FlexAttention training compile: q/k/v (batch, heads, length, head dim) require grad,
-    ``torch.compile(mode="max-autotune-no-cudagraphs")`` of the attention, then
-    ``out.sum().backward()`` (the ``flex_attention_backward`` template).
-
-    ``bias``: the ``score_mod`` adds ``bias[q_idx, kv_idx, h]`` computed in the graph from a
-    float32 table (rows, q_heads) and an int64 relative-position index (L, L): ``gather``
-    ``table[index]``; ``two_sources`` ``table[index] + scale * index`` (one producer, three
-    captured buffers); ``cast`` ``table[index.int()].to(q.dtype)``; None: no bias.
-    ``table_grad``: the table requires grad. ``slope``: a per-head ALiBi-like slope computed
-    in the graph, ``-exp2(-param)``, its param requiring grad (``"grad"``) or not
-    (``"frozen"``). ``mask``: a ``mask_mod`` reading ``doc = ids // 64`` computed in the graph.
-    ``checkpoint``: ``"full"`` (``torch.utils.checkpoint``: the forward recomputed in the
-    backward) or ``"selective"`` (saves flex_attention's outputs, recomputes the rest: the
-    captured producers are recomputed in the backward graph, pytorch/pytorch#194515's kind).
-    """
-
-    batch: int = 2
-    q_heads: int = 2
-    kv_heads: int = 2
-    length: int = 256
-    head_dim: int = 32
-    dtype: str = "float32"
-    bias: str | None = "gather"
-    table_grad: bool = False
-    slope: str | None = None
-    mask: bool = False
-    checkpoint: str | None = None
-
-    def __repr__(self) -> str:
-        fields = [f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)
-                  if getattr(self, f.name) != f.default]
-        return f"FlexTraining({', '.join(fields)})"
-
-
-#: Named training compiles (``check --ops flex_backward`` runs ``selective``, the one that
-#: crashes stock 2.15.0's backward, found by the backward property suite).
-FLEX_TRAINING: dict[str, FlexTraining] = {
-    "bias": FlexTraining(),
-    "bias_table_grad": FlexTraining(table_grad=True),
-    "selective": FlexTraining(table_grad=True, checkpoint="selective"),
-    "selective_frozen": FlexTraining(checkpoint="selective"),
-}
-
-
-def flex_training_workload(case: FlexTraining, device: str) -> tuple[Callable[..., Any], Callable[..., Any],
-                                                                      tuple[Any, ...]]:
-    """``(train, reference, args)``: ``train(*args)`` returns the attention output (under
-    ``case.checkpoint``), ``reference`` the same without checkpointing (eager selective
-    checkpointing of flex_attention does not run in eager mode); the args requiring grad
-    are leaves (``.grad`` after backward)."""
-    import torch
-    from torch.nn.attention.flex_attention import BlockMask, create_block_mask, flex_attention
-
-    dtype = getattr(torch, case.dtype)
-    generator = torch.Generator(device="cpu").manual_seed(0)
-
-    def leaf(*shape: int, kind: Any = dtype, grad: bool = True) -> Any:
-        return torch.randn(shape, generator=generator).to(device=device, dtype=kind).requires_grad_(grad)
-
-    length = case.length
-    query = leaf(case.batch, case.q_heads, length, case.head_dim)
-    key, value = (leaf(case.batch, case.kv_heads, length, case.head_dim) for _ in "kv")
-    index = relative_position_index(length, None).to(device)
-    table = leaf(int(index.max()) + 1, case.q_heads, kind=torch.float32, grad=case.table_grad)
-    param = leaf(case.q_heads, kind=torch.float32, grad=case.slope == "grad")
-    ids = torch.arange(length, device=device)
-    block_mask = None
-    if case.mask:
-        eager_doc = ids // 64
-        block_mask = create_block_mask(lambda b, h, q, kv: eager_doc[q] == eager_doc[kv], None, None, length, length,
-                                       device=device)
-
-    def attention(query, key, value, table, index, param, ids):
-        bias = None  # (L, L, heads), computed in the graph
-        if case.bias == "gather":
-            bias = table[index]
-        elif case.bias == "two_sources":
-            bias = table[index] + 0.01 * index[..., None]
-        elif case.bias == "cast":
-            bias = table[index.int()].to(query.dtype)
-        slope = -torch.exp2(-param) if case.slope else None  # (heads,), computed in the graph
-
-        def score_mod(score, b, h, q_idx, kv_idx):
-            if bias is not None:
-                score = score + bias[q_idx, kv_idx, h]
-            if slope is not None:
-                score = score + slope[h] * (kv_idx - q_idx)
-            return score
-
-        mask = None
-        if block_mask is not None:
-            doc = ids // 64  # computed in the graph, read by the mask_mod
-
-            def mask_mod(b, h, q_idx, kv_idx):
-                return doc[q_idx] == doc[kv_idx]
-
-            mask = BlockMask.from_kv_blocks(block_mask.kv_num_blocks, block_mask.kv_indices,
-                                            block_mask.full_kv_num_blocks, block_mask.full_kv_indices,
-                                            BLOCK_SIZE=block_mask.BLOCK_SIZE, mask_mod=mask_mod,
-                                            seq_lengths=(length, length))
-        return flex_attention(query, key, value, score_mod=score_mod, block_mask=mask,
-                              enable_gqa=case.q_heads != case.kv_heads)
-
-    train = attention
-    if case.checkpoint:
-        import functools
-
-        from torch.utils.checkpoint import CheckpointPolicy, checkpoint, create_selective_checkpoint_contexts
-
-        def policy(ctx: Any, op: Any, *args: Any, **kwargs: Any) -> Any:
-            if op is torch.ops.higher_order.flex_attention:
-                return CheckpointPolicy.MUST_SAVE
-            return CheckpointPolicy.PREFER_RECOMPUTE
-
-        options = {}
-        if case.checkpoint == "selective":
-            options["context_fn"] = functools.partial(create_selective_checkpoint_contexts, policy)
-
-        def train(*args):
-            return checkpoint(attention, *args, use_reentrant=False, **options)
-
-    return train, attention, (query, key, value, table, index, param, ids)
-
-
-def flex_training(case: FlexTraining | str, device: str, *, compare: bool) -> list[Step]:
-    """One max-autotune compile of ``case`` (or a :data:`FLEX_TRAINING` name) and its
-    backward, timed together. ``compare=True`` checks the output and every leaf's
-    gradient against eager (the max relative error over them)."""
-    import torch
-    from torch._inductor import config
-
-    case = FLEX_TRAINING[case] if isinstance(case, str) else case
-    train, reference, args = flex_training_workload(case, device)
-    leaves = [a for a in args if a.requires_grad]
-    torch._dynamo.reset()
-    compiled = torch.compile(train, mode=MODE, fullgraph=True)
-
-    def run(function: Callable[..., Any]) -> tuple[Any, ...]:
-        for leaf in leaves:
-            leaf.grad = None
-        out = function(*args)
-        out.sum().backward()
-        return (out.detach(), *(leaf.grad for leaf in leaves))
-
-    def check(compiled_results: tuple[Any, ...]) -> float:
-        expected = run(reference)
-        return max(max_rel_error(a, e) for a, e in zip(compiled_results, expected))
-
-    with config.patch(fx_graph_cache=False):
-        return [_compile_step(False, lambda: run(compiled), (), device, check if compare else None)]
-
-
-def flex_gathered_bias(name: str, device: str, *, compare: bool, dtype: Any = None) -> list[Step]:
-    """One max-autotune compile of :func:`flex_workload` ``name``. ``compare=True`` checks
-    the output (batch, heads, L, head dim) against eager flex_attention."""
-    import torch
-    from torch._inductor import config
-
-    attend, args = flex_workload(name, device, dtype)
-    torch._dynamo.reset()
-    compiled = torch.compile(attend, mode=MODE, fullgraph=True)
-    check = (lambda result: max_rel_error(result, attend(*args))) if compare else None
-    with config.patch(fx_graph_cache=False):
-        return [_compile_step(False, compiled, args, device, check)]
-
-
 def run_compiles(
     name: str,
     aliasing: Sequence[bool],
@@ -384,7 +132,7 @@ def run_compiles(
     from torch._inductor import config
 
     with config.patch(fx_graph_cache=False):
-        return _run_compiles(_ops()[name], aliasing, device, compare, dtype, compile_options or {})
+        return _run_compiles(matmul_ops()[name], aliasing, device, compare, dtype, compile_options or {})
 
 
 def _run_compiles(
@@ -397,14 +145,14 @@ def _run_compiles(
         operands = make_operands(op, aliased, device, dtype, seed=len(steps))
         torch._dynamo.reset()
         compiled = torch.compile(lambda *xs: op.call(*xs), mode=MODE, fullgraph=True, **compile_options)
-        check = (lambda result: max_rel_error(result, op.call(*operands))) if compare else None
-        steps.append(_compile_step(aliased, compiled, operands, device, check))
+        check = (lambda result, operands=operands: max_rel_error(result, op.call(*operands))) if compare else None
+        steps.append(compile_step(aliased, compiled, operands, device, check))
         if steps[-1].error:
             break
     return steps
 
 
-def _compile_step(
+def compile_step(
     aliased: bool,
     compiled: Callable[..., Any],
     args: tuple[Any, ...],
@@ -474,7 +222,7 @@ def optimizer_step(device: str, *, compare: bool, batch: int = 4, n: int = 128, 
                 return max(max_rel_error(a, e) for a, e in pairs)
 
             compiled = torch.compile(function, mode=MODE, fullgraph=True)
-            steps.append(_compile_step(aliased, compiled, args, device, check if compare else None))
+            steps.append(compile_step(aliased, compiled, args, device, check if compare else None))
             if steps[-1].error:
                 break
     return steps

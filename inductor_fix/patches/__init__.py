@@ -8,7 +8,9 @@ the tools and the tests read names, ranges and diffs from these entries.
 
 To retire a patch: delete its module, its diff in ``patches/``, its tests in
 ``test/<module>/``, its benchmark ``tools/bench_lib/<module>.py`` with its results
-``docs/bench/<module>*.json``, and its name from the import and :data:`PATCHES` below;
+``docs/bench/<module>*.json``, its ``check`` workloads ``inductor_fix/check/<module>.py``
+(with any CPU-harness seams only they need), and its name from the import and
+:data:`PATCHES` below;
 then the docs' lines about it (README, CHANGELOG, docs/).
 """
 

@@ -39,13 +39,15 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import os
 import threading
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, NamedTuple
 
 from .._activity import Activity
-from .base import GRID_VALUES, Patch, Unsupported, kernel_parameters, require_class, tensor_metas, require_codegen_cache, require_function, require_parameters
+from .base import (GRID_VALUES, Patch, Unsupported, kernel_parameters, require_class, require_codegen_cache,
+                   require_function, require_parameters, tensor_metas)
 
 __all__ = ["ArityMismatch", "PATCH", "arity_mismatch", "benchmark_argument_count"]
 
@@ -103,7 +105,8 @@ def benchmark_argument_count(bmreq: Any, inputs: int | None = None) -> int:
     return inputs + len(tensor_metas(bmreq.output_tensor_meta)) + len(bmreq.extra_args) - GRID_VALUES
 
 
-def benchmark_arguments(bmreq: Any, inputs: list[Any] | None = None, outputs: list[Any] | None = None) -> tuple[str, ...]:
+def benchmark_arguments(bmreq: Any, inputs: list[Any] | None = None,
+                        outputs: list[Any] | None = None) -> tuple[str, ...]:
     """Describe each argument counted by :func:`benchmark_argument_count`, for messages;
     ``inputs``/``outputs`` (tensors) stand for the request's own tensor metas if given."""
     inputs = tensor_metas(bmreq.input_tensor_meta) if inputs is None else inputs
@@ -149,14 +152,18 @@ def guarded_generate(generate: Callable[..., Any]) -> Callable[..., Any]:
 
     from torch._dynamo.utils import counters
 
-    def checked(template: Any, *args: Any, **kwargs: Any) -> tuple[Any, ArityMismatch | None]:
-        choice = generate(template, *args, **kwargs)
+    def checked(how: str, template: Any, *args: Any, **kwargs: Any) -> tuple[Any, ArityMismatch | None]:
+        try:
+            choice = generate(template, *args, **kwargs)  # passed on as given: an error here came from below
+        except Exception as error:
+            _passed_through(error, "TritonTemplate.generate", how)
+            raise
         return choice, None if choice is None else arity_mismatch(template.name, choice)
 
     @functools.wraps(generate)
     def generate_with_arity_guard(self: Any, *args: Any, **kwargs: Any) -> Any:
         hits = counters["inductor"]["generated_module_cache_hit"]
-        choice, mismatch = checked(self, *args, **kwargs)
+        choice, mismatch = checked("unchanged", self, *args, **kwargs)  # Inductor's generate, arguments unchanged
         if mismatch is None:  # it fits, or no choice was generated
             return choice
         if counters["inductor"]["generated_module_cache_hit"] > hits:
@@ -171,13 +178,37 @@ def guarded_generate(generate: Callable[..., Any]) -> Callable[..., Any]:
                 )
             bound = signature.bind(self, *args, **kwargs)
             bound.arguments["generate_with_caching"] = False
-            choice, mismatch = checked(*bound.args, **bound.kwargs)
+            choice, mismatch = checked("with generate_with_caching=False", *bound.args, **bound.kwargs)
             if mismatch is None:
                 return choice
         _exclude(mismatch, getattr(choice, "description", ""), _excluded_since_selection, "excluded")
         return None
 
     return generate_with_arity_guard
+
+
+def _passed_through(error: BaseException, target: str, how: str = "unchanged") -> None:
+    """Say on ``error``, in a note under its traceback, that the wrapper of ``target`` whose
+    frame the traceback shows only passed the call on, and where the error was raised: a
+    traceback through this module reads as the package's fault otherwise. Nothing is said
+    when the innermost frame is this package's own code, nor on Python 3.10 (no
+    ``add_note``); once per error, however many wrappers it crossed. Inductor re-raises
+    many errors as new exceptions (``InductorError``, ``LoweringException``) that drop the
+    note: for those, the comment on each wrapper's call line, which tracebacks print, says it."""
+    innermost = error.__traceback__
+    while innermost is not None and innermost.tb_next is not None:
+        innermost = innermost.tb_next
+    if innermost is None or not hasattr(error, "add_note"):  # add_note: Python 3.11+
+        return
+    filename = innermost.tb_frame.f_code.co_filename
+    if filename.startswith(_PACKAGE) or any(str(n).startswith(_NOTE) for n in getattr(error, "__notes__", ())):
+        return
+    error.add_note(f"{_NOTE} this call to Inductor's {target} {how}; the error was raised below it, in "
+                   f"{filename}:{innermost.tb_lineno}, not by inductor_fix (INDUCTOR_FIX_DISABLE=1 runs stock torch)")
+
+
+_NOTE = "inductor_fix: arity-guard passed"
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def _exclude(mismatch: ArityMismatch, description: str, store: threading.local, counter: str) -> None:
@@ -211,7 +242,11 @@ def guarded_benchmark_choice(benchmark_choice: Callable[..., Any], template_call
                                          arguments, "the autotuner's in-process benchmark")
                 _exclude(mismatch, getattr(choice, "description", ""), _excluded_at_benchmark, "excluded_at_benchmark")
                 return float("inf")
-        return benchmark_choice(cls, choice, autotune_args)
+        try:
+            return benchmark_choice(cls, choice, autotune_args)  # passed on unchanged: an error here came from below
+        except Exception as error:
+            _passed_through(error, "AlgorithmSelectorCache.benchmark_choice")
+            raise
 
     return benchmark_choice_with_arity_guard
 
@@ -233,16 +268,20 @@ def guarded_selection(select: Callable[..., Any], no_choices_error: type[Excepti
             )
         _excluded_at_benchmark.messages = []
         try:
-            return select(self, name, choices, *args, **kwargs)
+            return select(self, name, choices, *args, **kwargs)  # passed on unchanged: an error here came from below
         except no_choices_error as error:
             at_benchmark = getattr(_excluded_at_benchmark, "messages", None) or []
             if not at_benchmark:
+                _passed_through(error, "AlgorithmSelectorCache.__call__")
                 raise
             raise no_choices_error(
                 f"inductor_fix: no choice is left for '{name}': the arity guard timed {len(at_benchmark)} "
                 f"Triton template choice(s) inf at benchmark, and no other choice ran. "
                 f"First exclusion: {at_benchmark[0]}"
             ) from error
+        except Exception as error:
+            _passed_through(error, "AlgorithmSelectorCache.__call__")
+            raise
         finally:
             _excluded_at_benchmark.messages = []
 

@@ -78,6 +78,8 @@ class Patch(NamedTuple):
     upstream: str
     #: Stock torch releases with the bug, as a ``packaging`` specifier.
     affected: str
+    #: When the patch can be deleted from this package, and a job stop needing it (the job
+    #: report's advice says it for each patch that acted).
     delete_when: str
     #: The file in the repository's ``patches/`` folder that carries the same fix upstream.
     diff: str
@@ -113,7 +115,7 @@ class Patch(NamedTuple):
         """Whether stock ``torch_version`` crashes on ``check`` op ``op`` (one of :attr:`check_ops`)."""
         return _in(self.check_ops[op] or self.affected, torch_version)
 
-    def fixes(self, torch_version: str) -> bool:
+    def fits(self, torch_version: str) -> bool:
         """Whether the patch fits ``torch_version``'s internals (:attr:`supported`)."""
         return _in(self.supported, torch_version)
 

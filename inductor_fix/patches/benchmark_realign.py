@@ -12,10 +12,11 @@ In-process autotuning makes one example tensor per distinct buffer name of the
 A Triton template kernel takes one pointer per distinct buffer name of its own
 ``input_nodes``: the explicit inputs, then every buffer rendering captured. The
 FlexAttention lowerings (``kernel/flex/flex_attention.py``, ``flex_decoding.py``;
-forward and decoding up to 2.14, the backward in every release so far) pass a hand-built list holding a ``score_mod``'s logical buffer (``bias =
-table[index]``) where the kernel, having inlined the gather, takes ``index`` and
-``table``: the launch is one argument short (``launcher() missing 1 required
-positional argument: '_grid_2'``). The benchmark subprocess and the final call
+forward and decoding up to 2.14, the backward in every release so far) pass a
+hand-built list holding a ``score_mod``'s logical buffer (``bias = table[index]``)
+where the kernel, having inlined the gather, takes ``index`` and ``table``: the launch
+is one argument short (``launcher() missing 1 required positional argument:
+'_grid_2'``). The benchmark subprocess and the final call
 build their arguments from the kernel's own list and are right.
 
 The fix, general rather than flex-specific: a Triton template choice whose kernel
@@ -43,11 +44,16 @@ and decoding, PR #194555) nothing differs and nothing is done.
 
 It also wraps ``AlgorithmSelectorCache.__call__`` (:func:`realized_selection`): up to
 2.13 the flex backward lowering passes a captured buffer recomputed in the backward
-graph (selective activation checkpointing) to selection unrealized, which crashes
-before any benchmark; it is realized first, as 2.14's lowering does.
+graph (selective activation checkpointing) to selection unrealized — a ``Pointwise``,
+or a view such as transformers' T5 position bias, permuted and unsqueezed — which
+crashes before any benchmark (``NotImplementedError: Pointwise`` / ``View``); an input
+selection cannot key is realized first, as 2.14's lowering does. (Forward and decoding
+lowerings realize theirs in every release 2.8–2.15.)
 
 Delete this module, ``patches/0003-*``, ``test/benchmark_realign/``,
-``tools/bench_lib/benchmark_realign.py`` and ``docs/bench/benchmark_realign-*.json`` once,
+``tools/bench_lib/benchmark_realign.py``, ``docs/bench/benchmark_realign-*.json`` and
+``inductor_fix/check/benchmark_realign.py`` (its ``check`` workloads and the CPU harness
+seams only they need) once,
 in the oldest supported torch, every template lowering passes its kernel's inputs to
 selection (flex backward still passes a hand-built list in 2.15.0).
 """
@@ -63,7 +69,8 @@ from typing import Any, Callable, NamedTuple, Sequence
 from .._activity import Activity
 from .base import Patch, Unsupported, require_class, require_parameters
 
-__all__ = ["PATCH", "Realignment", "group_choices", "input_names", "plan_realignment", "realigned_benchmark"]
+__all__ = ["PATCH", "Realignment", "group_choices", "input_names", "plan_realignment", "realigned_benchmark",
+           "realize_and_freeze", "realized_selection", "selectable"]
 
 log = logging.getLogger(__name__)
 
@@ -197,33 +204,44 @@ def realigned_benchmark(benchmark: Callable[..., Any], select_algorithm: ModuleT
     return benchmark_in_current_process
 
 
-def has_layout(node: Any) -> bool:
-    """Whether ``node`` is realized enough for selection to read its layout (``create_inputs_key``)."""
+def selectable(node: Any, key_of: Callable[[Any], Any]) -> bool:
+    """Whether selection can key and benchmark ``node`` as it stands: it calls exactly
+    what ``AlgorithmSelectorCache`` will, ``key_of(node)`` (``create_inputs_key``: device,
+    dtype, size, stride, layout offset) and ``node.get_name()`` (``get_inputs``' one example
+    tensor per name). An unrealized ``Pointwise`` or ``Reduction`` fails both; a view
+    (``PermuteView``, ``ExpandView``, ``SliceView``, ``View``...) over realized data passes
+    ``get_layout()``, which is its base's, and fails ``get_stride()``."""
     try:
-        node.get_layout()
+        node.get_name()
+        key_of(node)
     except (NotImplementedError, AttributeError):
         return False
     return True
 
 
 def _describe(node: Any) -> str:
-    try:
-        return str(node.get_name())
-    except Exception:  # an unrealized node may have no name yet
-        return type(getattr(getattr(node, "data", None), "data", node)).__name__
+    """The class of what ``node`` wraps (``TensorBox``, ``StorageBox`` unwrapped): ``PermuteView``, ``Pointwise``."""
+    while type(node).__name__ in ("TensorBox", "StorageBox") and hasattr(node, "data"):
+        node = node.data
+    return type(node).__name__
 
 
-def realized_selection(select: Callable[..., Any], realize: Callable[[Any], Any]) -> Callable[..., Any]:
-    """Wrap ``AlgorithmSelectorCache.__call__`` so that a selection input node without a
-    layout is realized first (``realize(node)``, ``ExternKernel.realize_input``).
+def realized_selection(select: Callable[..., Any], realize: Callable[[Any], Any],
+                       key_of: Callable[[Any], Any]) -> Callable[..., Any]:
+    """Wrap ``AlgorithmSelectorCache.__call__`` so that a selection input node that
+    selection cannot key as it stands (:func:`selectable`) is realized first
+    (``realize(node)``: :func:`realize_and_freeze` of ``ExternKernel.realize_input``, where a
+    view over realized data becomes a ``ReinterpretView`` of it, anything else a buffer).
 
     Up to 2.13 the flex backward lowering passes its captured buffers to selection
     without ``maybe_realize`` (2.14 added it): a buffer recomputed in the backward graph
     (selective activation checkpointing saving flex_attention's outputs) is then an
-    unrealized ``Pointwise``, and ``create_inputs_key`` fails on it before any choice is
-    benchmarked (``NotImplementedError: ... Pointwise``). Realized, it is what 2.14's
-    lowering passes; its benchmark tensors are then realigned like any other. Selections
-    whose inputs all have layouts (every one on 2.14 and later) are passed through as is.
+    unrealized ``Pointwise`` (``NotImplementedError: ... Pointwise`` in
+    ``create_inputs_key``) or a view of one, or of a realized buffer (transformers' T5
+    position bias, permuted and unsqueezed: ``NotImplementedError: View`` in
+    ``View.get_stride``). Realized, each is what 2.14's lowering passes; its benchmark
+    tensors are then realigned like any other. Selections whose inputs are all selectable
+    (every one on 2.14 and later) are passed through as is.
     """
     signature = inspect.signature(select)
 
@@ -231,11 +249,14 @@ def realized_selection(select: Callable[..., Any], realize: Callable[[Any], Any]
     def select_with_realized_inputs(*args: Any, **kwargs: Any) -> Any:
         bound = signature.bind(*args, **kwargs)
         nodes = bound.arguments.get("input_nodes")
-        if nodes is not None and not all(has_layout(node) for node in nodes):
-            unrealized = [_describe(node) for node in nodes if not has_layout(node)]
-            realized = [node if has_layout(node) else realize(node) for node in nodes]
-            ACTIVITY.add("realized", len(unrealized), selection=str(bound.arguments.get("name")), buffers=unrealized)
-            bound.arguments["input_nodes"] = type(nodes)(realized) if isinstance(nodes, tuple) else realized
+        if nodes is not None:
+            must_realize = [not selectable(node, key_of) for node in nodes]
+            if any(must_realize):
+                unrealized = [_describe(node) for node, bad in zip(nodes, must_realize) if bad]
+                realized = [realize(node) if bad else node for node, bad in zip(nodes, must_realize)]
+                ACTIVITY.add("realized", len(unrealized), selection=str(bound.arguments.get("name")),
+                             buffers=unrealized)
+                bound.arguments["input_nodes"] = type(nodes)(realized) if isinstance(nodes, tuple) else realized
         return select(*bound.args, **bound.kwargs)
 
     return select_with_realized_inputs
@@ -253,8 +274,10 @@ def decide(module: ModuleType) -> ModuleType:
     if not callable(getattr(getattr(getattr(module, "ir", None), "ExternKernel", None), "realize_input", None)):
         raise Unsupported("select_algorithm.ir.ExternKernel.realize_input is missing")
     require_class(module, "TritonTemplateCaller")
-    if not callable(getattr(require_class(module, "AlgorithmSelectorCache"), "benchmark_example_value", None)):
-        raise Unsupported("AlgorithmSelectorCache.benchmark_example_value is missing")
+    selector = require_class(module, "AlgorithmSelectorCache")
+    for helper in ("benchmark_example_value", "key_of"):
+        if not callable(getattr(selector, helper, None)):
+            raise Unsupported(f"AlgorithmSelectorCache.{helper} is missing")
     return module
 
 
@@ -262,8 +285,27 @@ def _benchmark(original: classmethod, module: ModuleType) -> classmethod:
     return classmethod(realigned_benchmark(original.__func__, module))
 
 
+def realize_and_freeze(realize_input: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``realize_input(node)``, its layout then frozen, as the flex lowerings' ``maybe_realize``
+    then ``freeze_irnodes`` do: a captured buffer is often read by more than one template (T5's
+    position bias by every layer, forward and backward), and a template that renders a load of
+    a buffer still in a ``FlexibleLayout`` fails (``AssertionError: convert FlexibleLayout to
+    FixedLayout first``)."""
+
+    def realize(node: Any) -> Any:
+        node = realize_input(node)
+        try:
+            node.freeze_layout()
+        except NotImplementedError:  # nothing with a layout to freeze
+            pass
+        return node
+
+    return realize
+
+
 def _selection(original: Any, module: ModuleType) -> Any:
-    return realized_selection(original, module.ir.ExternKernel.realize_input)
+    return realized_selection(original, realize_and_freeze(module.ir.ExternKernel.realize_input),
+                              module.AlgorithmSelectorCache.key_of)
 
 
 #: Written by tools/record_fingerprints.py --write.

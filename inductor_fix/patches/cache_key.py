@@ -14,8 +14,9 @@ Reported as pytorch/pytorch#188069; fixed in 2.15.0 by PR #188268.
 Whether a build needs the fix is decided by calling its ``make_key`` with ``(x, x)``
 and ``(x, y)`` of equal layouts (:func:`keys_separate_aliasing`), never by version.
 
-Delete this module, ``patches/0001-*``, ``test/cache_key/``, ``tools/bench_lib/cache_key.py``
-and ``docs/bench/cache_key.json`` when the oldest supported torch is 2.15.0.
+Delete this module, ``patches/0001-*``, ``test/cache_key/``, ``tools/bench_lib/cache_key.py``,
+``docs/bench/cache_key.json`` and ``inductor_fix/check/cache_key.py`` (its ``check``
+workloads) when the oldest supported torch is 2.15.0.
 """
 
 from __future__ import annotations

@@ -6,17 +6,19 @@ included, so these tests do not depend on the torch under test having the bug.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import re
-from unittest import mock
+import sys
+import unittest
 
 from helpers import TORCH_RELEASE, affected, requires_cuda
 
 import inductor_fix
 from faults import EXTRA_PARAMETER, aliasing_blind_key, extra_kernel_parameter
-from inductor_fix.check.harness import flex_lowering_on_triton, triton_cpu_harness
-from inductor_fix.check.workloads import FLEX, FLEX_ORDER, ORDERS, optimizer_step, run_compiles, run_sequence
+from inductor_fix.check.benchmark_realign import FLEX, FLEX_ORDER, flex_lowering_on_triton
+from inductor_fix.check.harness import triton_cpu_harness
+from inductor_fix.check.table import run_sequence
+from inductor_fix.check.workloads import ORDERS, optimizer_step, run_compiles
 from inductor_fix.patches import PATCHES
 from inductor_fix.patches.arity_guard import PATCH
 from torch._dynamo.utils import counters
@@ -25,17 +27,9 @@ from torch._inductor.test_case import TestCase, run_tests
 from torch.testing._internal.common_utils import instantiate_parametrized_tests, parametrize
 
 
-@contextlib.contextmanager
 def guard_alone():
-    """The fix with every patch of the table but this one disabled; restored after."""
-    others = ",".join(p.name for p in PATCHES if p is not PATCH)
-    inductor_fix.remove()
-    try:
-        with mock.patch.dict("os.environ", {"INDUCTOR_FIX_DISABLE": others}):
-            yield inductor_fix.apply()
-    finally:
-        inductor_fix.remove()
-        inductor_fix.apply()
+    """The fix with every patch of the table but this one removed; restored after."""
+    return inductor_fix.removed(*(p.name for p in PATCHES if p is not PATCH))
 
 
 def _name(value: str) -> str:
@@ -84,7 +78,7 @@ class TestArityGuardCPU(TestCase):
         self.assertEqual(len(messages), excluded)
         self.assertExpectedInline(
             _normalise(messages[0]),
-            """inductor_fix: excluded a Triton template choice of 'mm' [<config>] from autotuning: kernel triton_mm(inductor_fix_extra, arg_A, arg_B, out_ptr0) takes 4 parameters, but its benchmark request passes 3 arguments (input 128x128 float32, input 128x128 float32, output 128x128 float32) before the 3 grid values""",  # noqa: B950
+            """inductor_fix: excluded a Triton template choice of 'mm' [<config>] from autotuning: kernel triton_mm(inductor_fix_extra, arg_A, arg_B, out_ptr0) takes 4 parameters, but its benchmark request passes 3 arguments (input 128x128 float32, input 128x128 float32, output 128x128 float32) before the 3 grid values""",  # noqa: E501 (expecttest's inline text)
         )
         self.assertIn(EXTRA_PARAMETER, messages[0])
 
@@ -132,6 +126,56 @@ class TestGuardAloneOnFlexCPU(TestCase):
         self.assertRegex(message, r"kernel triton_flex_\w+\(arg_Q, arg_K, arg_V, .*in_ptr9, in_ptr10, out_ptr0\)")
 
 
+class TestErrorsPassedThrough(TestCase):
+    """An error raised under the guard's wrappers says the guard only passed the call on (issue 30:
+    PyPI triton's `0 active drivers` on a CPU read as the package's fault)."""
+
+    def _generate(self, error: Exception):
+        from inductor_fix.patches.arity_guard import guarded_generate
+
+        def generate(template, generate_with_caching=True):
+            raise error
+
+        return guarded_generate(generate)
+
+    @unittest.skipIf(sys.version_info < (3, 11), "add_note is Python 3.11+")
+    def test_an_error_from_below_gets_a_note_naming_where_it_was_raised(self) -> None:
+        with self.assertRaises(RuntimeError) as raised:
+            self._generate(RuntimeError("0 active drivers ([]). There should only be one."))(object())
+        notes = raised.exception.__notes__
+        self.assertEqual(len(notes), 1, notes)
+        self.assertRegex(notes[0], r"^inductor_fix: arity-guard passed this call to Inductor's "
+                                   r"TritonTemplate.generate unchanged; the error was raised below it, in "
+                                   rf"{re.escape(__file__)}:\d+, not by inductor_fix")
+        self.assertEqual(str(raised.exception), "0 active drivers ([]). There should only be one.")  # unchanged
+
+    def test_the_wrapper_lines_of_a_traceback_say_the_call_was_passed_on(self) -> None:
+        """What a reader sees when Inductor re-raises the error as a new exception without the note."""
+        import traceback
+
+        try:  # not assertRaises: it drops the traceback
+            self._generate(RuntimeError("0 active drivers"))(object())
+        except RuntimeError as error:
+            text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        else:
+            self.fail("no error")
+        frames = re.findall(r'File "[^"]*/patches/arity_guard\.py", line \d+, in \w+\n\s+(.*)\n', text)
+        self.assertEqual(len(frames), 2, text)  # generate_with_arity_guard, and the call it makes
+        for frame in frames:
+            self.assertRegex(frame, r"# (passed on as given: an error here came from below|Inductor's generate, "
+                                    r"arguments unchanged)")
+
+    def test_an_error_of_the_package_itself_gets_no_note(self) -> None:
+        """Negative control: the note never clears the package of an error its own code raised."""
+        from inductor_fix.patches.arity_guard import guarded_generate
+        from inductor_fix.report import ReportError, read
+
+        wrapped = guarded_generate(lambda template, generate_with_caching=True: read("/no/such/report.jsonl"))
+        with self.assertRaises(ReportError) as raised:
+            wrapped(object())
+        self.assertFalse(getattr(raised.exception, "__notes__", None))
+
+
 @requires_cuda
 @instantiate_parametrized_tests
 class TestArityGuardGPU(TestCase):
@@ -153,7 +197,8 @@ class TestArityGuardGPU(TestCase):
 
     @config.patch(max_autotune_gemm_backends="ATEN,TRITON")
     def test_unfixable_mismatch_falls_back_to_aten(self) -> None:
-        with inductor_fix.applied(), extra_kernel_parameter(), self.assertLogs("inductor_fix.patches.arity_guard", logging.WARNING):
+        with inductor_fix.applied(), extra_kernel_parameter(), \
+                self.assertLogs("inductor_fix.patches.arity_guard", logging.WARNING):
             steps = run_compiles("mm", (False, True), "cuda", compare=True)
         self.assertEqual([s.error for s in steps], [None, None])
         self.assertGreater(counters["inductor_fix"]["excluded"], 0)

@@ -103,11 +103,14 @@ def flex_cases(draw: st.DrawFn, dtypes: tuple[str, ...] = ("float32", "bfloat16"
 
 @st.composite
 def flex_training_cases(draw: st.DrawFn, dtypes: tuple[str, ...] = ("float32", "bfloat16")) -> Any:
-    """A :class:`~inductor_fix.check.workloads.FlexTraining`: q/k/v requiring grad; captured
-    buffers in ``score_mod`` (a gathered, two-source or cast bias, the table with or without
-    grad; a slope computed in the graph) and ``mask_mod``; GQA; plain, fully checkpointed or
-    selectively checkpointed (captured producers recomputed in the backward graph)."""
-    from inductor_fix.check.workloads import FlexTraining
+    """A :class:`~inductor_fix.check.benchmark_realign.FlexTraining`: q/k/v requiring grad, or views of
+    projections; captured buffers in ``score_mod`` (a gathered, two-source or cast bias, the
+    table with or without grad, as it is or a view of it: permuted and unsqueezed as T5 does,
+    expanded per batch, sliced from a longer one; a slope computed in the graph, per head or
+    broadcast) and ``mask_mod``; one or two attention layers reading them; GQA; plain, fully
+    checkpointed or selectively checkpointed (captured producers recomputed in the backward
+    graph)."""
+    from inductor_fix.check.benchmark_realign import FlexTraining
 
     kv_heads = draw(st.sampled_from([1, 2]), label="kv_heads")
     bias = draw(st.sampled_from([None, "gather", "two_sources", "cast"]), label="bias")
@@ -127,4 +130,8 @@ def flex_training_cases(draw: st.DrawFn, dtypes: tuple[str, ...] = ("float32", "
         slope=slope,
         mask=mask,
         checkpoint=draw(st.sampled_from([None, "full", "selective"]), label="checkpoint"),
+        bias_view=draw(st.sampled_from([None, "t5", "expand", "slice"]), label="bias_view") if bias else None,
+        layers=draw(st.sampled_from([1, 2]), label="layers"),
+        slope_view=slope is not None and draw(st.booleans(), label="slope_view"),
+        qkv_view=draw(st.booleans(), label="qkv_view"),
     )

@@ -10,8 +10,9 @@ from helpers import TORCH_RELEASE, affected, fresh_cache, requires_cuda
 import inductor_fix
 import torch
 from inductor_fix.patches.benchmark_realign import input_names, plan_realignment
-from inductor_fix.check.harness import flex_lowering_on_triton, triton_cpu_harness
-from inductor_fix.check.workloads import FLEX, FLEX_ORDER, run_sequence
+from inductor_fix.check.benchmark_realign import FLEX, FLEX_ORDER, flex_lowering_on_triton
+from inductor_fix.check.harness import triton_cpu_harness
+from inductor_fix.check.table import run_sequence
 from torch._dynamo.utils import counters
 from torch._inductor.utils import run_and_get_code
 from torch.nn.attention.flex_attention import flex_attention
@@ -21,7 +22,8 @@ from torch.testing._internal.common_utils import instantiate_parametrized_tests,
 
 FLEX_OPS = tuple(FLEX)
 #: What a flex launch one tensor short says: the real launcher, or the harness's oracle.
-SHORT_LAUNCH = r"TypeError: .*(missing 1 required positional argument: '_grid_2'|missing a required argument: 'out_ptr0')"
+SHORT_LAUNCH = (r"TypeError: .*(missing 1 required positional argument: '_grid_2'"
+                r"|missing a required argument: 'out_ptr0')")
 
 
 class _Node:

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import contextlib
 
+import pytest
 from flex_cases import flex_training_cases
-from helpers import DEVICE, GUARD_KINDS, TOLERANCE, TORCH_RELEASE, affected, counterexample_on_stock, fresh_cache, stock_phases
+from helpers import (DEVICE, GUARD_KINDS, TOLERANCE, TORCH_RELEASE, affected, counterexample_on_stock, fresh_cache,
+                     stock_phases)
 from hypothesis import Phase, example, given, settings
 from observe import observe_autotuning
 
-from inductor_fix.check.harness import flex_backward_on_triton, triton_cpu_harness
-from inductor_fix.check.workloads import FLEX_TRAINING, FlexTraining, flex_training
+from inductor_fix.check.benchmark_realign import FLEX_TRAINING, FlexTraining, flex_backward_on_triton, flex_training
+from inductor_fix.check.harness import triton_cpu_harness
 from torch._dynamo.utils import counters
 from torch._inductor.test_case import TestCase, run_tests
 
@@ -69,6 +71,7 @@ class TestFlexBackwardProperties(TestCase):
         check_flex_backward(case)
 
 
+@pytest.mark.negative_control
 class TestFlexBackwardNegativeControl(TestCase):
     """With the fix removed, Hypothesis must find a crashing training case on an affected release."""
 

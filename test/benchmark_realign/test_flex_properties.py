@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 
+import pytest
 from flex_cases import FlexCase, flex_cases
 from helpers import DEVICE, GUARD_KINDS, TOLERANCE, affected, counterexample_on_stock, fresh_cache, stock_phases
 from hypothesis import example, given, settings
@@ -79,6 +80,7 @@ class TestFlexProperties(TestCase):
         check_flex(case)
 
 
+@pytest.mark.negative_control
 class TestFlexNegativeControl(TestCase):
     """With the fix removed, Hypothesis must find a crashing flex case on an affected release."""
 
@@ -96,7 +98,7 @@ class TestFlexCodegenCache(TestCase):
         """FlexAttention's templates are created with the TritonTemplate default
         (``cache_codegen_enabled_for_template=False``): Inductor's codegen-cache check,
         the second oracle of the matmul suite, cannot see flex, and has nothing to see."""
-        from inductor_fix.check.harness import triton_flex_lowering
+        from inductor_fix.check.benchmark_realign import triton_flex_lowering
         from torch._inductor.select_algorithm import TritonTemplate
 
         triton_flex_lowering()  # imports the flex lowerings, which register their templates

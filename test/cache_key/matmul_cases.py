@@ -170,7 +170,8 @@ def valid_partitions(spec: OpSpec, operands: tuple[Operand, ...]) -> list[tuple[
     return valid
 
 
-sizes = st.one_of(st.integers(1, 256), st.sampled_from([1, 2, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256]))
+sizes = st.one_of(st.integers(1, 256),
+                  st.sampled_from([1, 2, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256]))
 
 
 @st.composite

@@ -19,7 +19,8 @@ import time
 from helpers import affected, fresh_cache, report, requires_cuda, run_python
 
 import inductor_fix
-from inductor_fix.check.workloads import ORDERS, Step, optimizer_step, run_sequence
+from inductor_fix.check.table import run_sequence
+from inductor_fix.check.workloads import ORDERS, Step, optimizer_step
 from torch._dynamo.utils import counters
 from torch._inductor import config
 from torch._inductor.test_case import TestCase, run_tests
@@ -47,7 +48,7 @@ def _stock_in_fresh_process(op: str, order: str) -> list[Step]:
     """
     code = f"""
         import dataclasses, json
-        from inductor_fix.check.workloads import run_sequence
+        from inductor_fix.check.table import run_sequence
         steps = run_sequence({op!r}, {order!r}, "cuda", compare=True)
         print("STOCK", json.dumps([dataclasses.asdict(s) for s in steps]))
     """

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 from unittest import mock
 
+import pytest
 from helpers import DEVICE, GUARD_KINDS, TOLERANCE, affected, counterexample_on_stock, fresh_cache, stock_phases
 from hypothesis import example, given, settings
 from matmul_cases import Case, Operand, cases
@@ -101,7 +102,8 @@ def check_arity(case: Case) -> None:
 
 
 #: Same-pattern sequences: both operands distinct, and both one tensor.
-parametrize_patterns = parametrize("pattern", [(0, 1), (0, 0)], name_fn=lambda p: "aliased" if p == (0, 0) else "distinct")
+parametrize_patterns = parametrize("pattern", [(0, 1), (0, 0)],
+                                   name_fn=lambda p: "aliased" if p == (0, 0) else "distinct")
 
 
 def _square(shape: tuple[int, ...], view: str = "plain") -> Operand:
@@ -173,6 +175,7 @@ def _conv_template_cached() -> bool:
     return bool(getattr(template, "_cache_codegen_enabled_for_template", False))
 
 
+@pytest.mark.negative_control
 class TestPropertyNegativeControl(TestCase):
     """With the fix removed, Hypothesis must find a counterexample on an affected release."""
 
@@ -211,6 +214,7 @@ def _has_test_cache() -> bool:
     return hasattr(TritonTemplate, "test_cache")
 
 
+@pytest.mark.codegen_cache_check
 @instantiate_parametrized_tests
 class TestCodegenCacheCheck(TestCase):
     """Inductor's codegen-cache check (``TritonTemplate.test_cache``) as the oracle: whatever
@@ -251,6 +255,7 @@ class TestCodegenCacheCheck(TestCase):
             check_codegen_cache(Case("bmm", (_square(B3), _square(B3)), "float32", ((0, 1), (0, 1))))
         self.assertTrue(TritonTemplate.test_cache is False)  # restored
 
+    @pytest.mark.negative_control
     def test_stock_fails_the_check(self) -> None:
         """Negative control: with the fix removed, Hypothesis finds a sequence whose hit
         Inductor's own check rejects, on an affected release."""

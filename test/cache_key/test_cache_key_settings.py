@@ -15,7 +15,8 @@ from helpers import affected, requires_cuda, run_python
 import inductor_fix
 import torch
 from inductor_fix.check.harness import triton_cpu_harness
-from inductor_fix.check.workloads import run_compiles, run_sequence
+from inductor_fix.check.table import run_sequence
+from inductor_fix.check.workloads import run_compiles
 from torch._inductor.test_case import TestCase, run_tests
 from torch._inductor.utils import fresh_inductor_cache
 from torch.testing._internal.common_utils import instantiate_parametrized_tests, parametrize
@@ -92,7 +93,7 @@ class TestSettingsGPU(TestCase):
         code = """
             import json, inductor_fix
             from observe import observe_autotuning
-            from inductor_fix.check.workloads import run_sequence
+            from inductor_fix.check.table import run_sequence
             with observe_autotuning() as seen:
                 steps = run_sequence("bmm", "alias-first", "cuda", compare=True)
             print(json.dumps({"errors": [s.error for s in steps], "dropped": len(seen.dropped),

@@ -95,7 +95,8 @@ def markdown(data: dict[str, Any]) -> str:
             "|---|---|",
             f"| unguarded `TritonTemplate.generate`, ms per choice | {generate['median']:.2f} "
             f"[{generate['q1']:.2f}-{generate['q3']:.2f}] |",
-            f"| guard's added time, µs per choice | {overhead['median']:.1f} [{overhead['q1']:.1f}-{overhead['q3']:.1f}] |",
+            f"| guard's added time, µs per choice | {overhead['median']:.1f} "
+            f"[{overhead['q1']:.1f}-{overhead['q3']:.1f}] |",
             f"| ratio guarded/unguarded per choice (goal ≤ {data['goal_ratio']}) | {ratio['median']:.4f} "
             f"[{ratio['q1']:.4f}-{ratio['q3']:.4f}] |",
             f"| ratio over all choices (sum/sum) | {data['total_ratio']:.4f} |",

@@ -78,7 +78,8 @@ def worker(argv: list[str]) -> dict[str, Any]:
     per_choice_us, shares, choices_seen = [], [], 0
     for choices, input_nodes, gen_fns, whole in calls:
         grouping = min(timeit.repeat(
-            lambda: realign.group_choices(choices, input_nodes, gen_fns, None, select_algorithm.TritonTemplateCaller),
+            lambda choices=choices, input_nodes=input_nodes, gen_fns=gen_fns: realign.group_choices(
+                choices, input_nodes, gen_fns, None, select_algorithm.TritonTemplateCaller),
             number=1, repeat=rounds,
         ))
         as_selected, groups = realign.group_choices(choices, input_nodes, gen_fns, None,

@@ -178,7 +178,8 @@ def worker(argv: list[str]) -> dict[str, Any]:
 
 def markdown(data: dict[str, Any]) -> str:
     cases = data["cases"]
-    rows = [f"| {name} | {cases[name]['stock_ns']['median'] / 1e3:.1f} | {cases[name]['patched_ns']['median'] / 1e3:.1f}"
+    rows = [f"| {name} | {cases[name]['stock_ns']['median'] / 1e3:.1f} | "
+            f"{cases[name]['patched_ns']['median'] / 1e3:.1f}"
             f" | {span(cases[name]['ratio'])} |" for name in ("distinct", "aliased", "control", "wrapper")]
     met = all(cases[c]["ratio"]["median"] <= KEY_GOAL_RATIO for c in ("distinct", "aliased"))
     activity = "; ".join(f"{span(measured, 0)} ns per key, {name}" for name, measured in data["activity_ns"].items())

@@ -112,7 +112,8 @@ def run(args: Any, child: Any = None) -> dict[str, Any]:
         imports.append(json.loads(process.stdout.strip().splitlines()[-1]))
     imports = imports[1:]  # the first one compiles bytecode
     return {"kind": "startup", "torch": torch.__version__, "python": sys.version.split()[0],
-            "cpus": os.cpu_count(), "reps": reps, "run_no_torch": no_torch, "against": _commit(against), "run_import_torch": with_torch,
+            "cpus": os.cpu_count(), "reps": reps, "run_no_torch": no_torch, "against": _commit(against),
+            "run_import_torch": with_torch,
             "import_after_torch_ms": summary([i["ms"] for i in imports]),
             "inductor_modules": sorted({m for i in imports for m in i["inductor_modules"]}), "goals_ms": GOALS_MS}
 

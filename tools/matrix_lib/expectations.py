@@ -5,16 +5,18 @@ The suites come from the patch table: every patch's property files,
 ``test_flex_backward_properties.py`` is ``flex_backward``), run three ways: stock
 (``INDUCTOR_FIX_DISABLE=1``), patched (the monkeypatch) and diff-applied (the patch's
 diff in ``patches/`` applied to the installed torch, ``INDUCTOR_FIX_DISABLE=1``). A file
-with a ``TestCodegenCacheCheck`` class (Inductor's own codegen-cache check,
-``TritonTemplate.test_cache``) gives a second suite, ``<name>.test_cache``, run stock
-and patched; the first suite leaves that class out. The negative controls
-(``*NegativeControl`` classes, ``test_stock_fails*``) are left out of every phase: they
-run stock inside any mode, and each phase's own mode is the question it answers.
+with tests marked ``codegen_cache_check`` (Inductor's own codegen-cache check,
+``TritonTemplate.test_cache``; the markers are registered in ``pytest.ini``) gives a second
+suite, ``<name>.test_cache``, run stock and patched; the first suite leaves them out. Tests
+marked ``negative_control`` are left out of every phase (pytest ``-m``): they run stock
+inside any mode, and each phase's own mode is the question it answers.
 
 Each file may say where its stock run fails and its patched and diff-applied runs pass
-there, as module constants read here without importing it (``STOCK_FAILS``,
-``PATCHED_PASSES``, ``DIFF_PASSES``: ``packaging`` specifiers; ``VARIANTS``: variant ->
-stock-fails specifier); by default the patch's ``affected`` and ``supported``. Patched and diff-applied must fail where
+there, as module constants read here without importing it (the matrix's host need not
+have torch) (``STOCK_FAILS``, ``PATCHED_PASSES``, ``DIFF_PASSES``: ``packaging``
+specifiers; ``VARIANTS``: variant -> stock-fails specifier); by default the patch's
+``affected`` and ``supported``. A constant of those names that is not a literal, or a
+specifier ``packaging`` rejects, is an error here, never a silent default. Patched and diff-applied must fail where
 stock fails and the patch does not fit (``PATCHED_PASSES``).
 """
 
@@ -35,8 +37,11 @@ PROJECT = Path(__file__).resolve().parents[2]
 PASS, FAIL, ERROR, NOT_APPLICABLE = "PASS", "FAIL", "ERROR", "n/a"
 #: Outcomes a rerun keeps (an ERROR may be transient, so it runs again).
 CONCLUSIVE = (PASS, FAIL, NOT_APPLICABLE)
-CODEGEN_CACHE_CHECK = "TestCodegenCacheCheck"
-NEGATIVE_CONTROL = "NegativeControl"
+#: pytest markers (pytest.ini) the suites are selected by.
+CODEGEN_CACHE_CHECK = "codegen_cache_check"
+NEGATIVE_CONTROL = "negative_control"
+#: The module constants a property file may set, and their type.
+CONSTANTS = {"STOCK_FAILS": str, "PATCHED_PASSES": str, "DIFF_PASSES": str, "VARIANTS": dict}
 
 
 class Suite(NamedTuple):
@@ -54,20 +59,32 @@ class Suite(NamedTuple):
     modes: tuple[str, ...]
 
 
-def _constants(path: Path) -> dict[str, object]:
-    """Module-level constants of a test file (literals only), without importing it."""
+def _constants(tree: ast.Module, path: Path) -> dict[str, object]:
+    """The :data:`CONSTANTS` a test file sets, without importing it. ValueError if one is not
+    a literal of its type or holds a specifier ``packaging`` rejects."""
     found = {}
-    for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and node.targets[0].id in CONSTANTS:
+            name = node.targets[0].id
             try:
-                found[node.targets[0].id] = ast.literal_eval(node.value)
+                value = ast.literal_eval(node.value)
             except ValueError:
-                continue
+                raise ValueError(f"{path}: {name} must be a literal (the matrix reads it without importing "
+                                 "the file)") from None
+            if not isinstance(value, CONSTANTS[name]):
+                raise ValueError(f"{path}: {name} must be a {CONSTANTS[name].__name__}, not {value!r}")
+            for specifier in value.values() if isinstance(value, dict) else (value,):
+                SpecifierSet(specifier)  # InvalidSpecifier (a ValueError) names it
+            found[name] = value
     return found
 
 
-def _classes(path: Path) -> set[str]:
-    return {node.name for node in ast.parse(path.read_text()).body if isinstance(node, ast.ClassDef)}
+def _marked(tree: ast.Module, marker: str) -> bool:
+    """Whether a class or test of the file carries ``@pytest.mark.<marker>``."""
+    return any(ast.unparse(decorator) in (f"pytest.mark.{marker}", f"mark.{marker}")
+               for node in ast.walk(tree) if isinstance(node, (ast.ClassDef, ast.FunctionDef))
+               for decorator in node.decorator_list)
 
 
 def discover(project: Path = PROJECT) -> dict[str, Suite]:
@@ -77,20 +94,21 @@ def discover(project: Path = PROJECT) -> dict[str, Suite]:
         files = (project / "test" / patch.module).glob("test_*properties.py")
         for path in sorted(files, key=lambda p: (len(p.stem), p.stem)):
             name = path.stem.removeprefix("test_").removesuffix("_properties")
-            constants = _constants(path)
+            tree = ast.parse(path.read_text(), str(path))
+            constants = _constants(tree, path)
             stock = str(constants.get("STOCK_FAILS", patch.affected))
             patched = str(constants.get("PATCHED_PASSES", patch.supported))
             diff = str(constants.get("DIFF_PASSES", patched))
             variants = dict(constants.get("VARIANTS", {}))
             relative = str(path.relative_to(project))
-            has_check = CODEGEN_CACHE_CHECK in _classes(path)
+            has_check = _marked(tree, CODEGEN_CACHE_CHECK)
             # The negative controls run stock inside any phase; a phase's own mode is what it asks.
             select = f"not {NEGATIVE_CONTROL}" + (f" and not {CODEGEN_CACHE_CHECK}" if has_check else "")
-            suites[name] = Suite(name, patch, (relative, "-k", select), stock, patched, diff, variants,
+            suites[name] = Suite(name, patch, (relative, "-m", select), stock, patched, diff, variants,
                                  ("stock", "patched", "diff"))
             if has_check:
                 suites[f"{name}.test_cache"] = Suite(
-                    f"{name}.test_cache", patch, (relative, "-k", f"{CODEGEN_CACHE_CHECK} and not stock_fails"),
+                    f"{name}.test_cache", patch, (relative, "-m", f"{CODEGEN_CACHE_CHECK} and not {NEGATIVE_CONTROL}"),
                     stock, patched, diff, variants, ("stock", "patched"))
     return suites
 
@@ -172,7 +190,7 @@ def fix_states(torch_version: str) -> tuple[str, ...]:
     """The overall states ``inductor-fix status`` may truthfully give on ``torch_version``:
     protected, or ``unsupported`` where the table says a patch does not fit an affected
     release (2.7's benchmark-realign). Anything else means the internals moved."""
-    if torch_version and any(p.is_affected(torch_version) and not p.fixes(torch_version) for p in PATCHES):
+    if torch_version and any(p.is_affected(torch_version) and not p.fits(torch_version) for p in PATCHES):
         return ("unsupported",)
     return PROTECTED
 

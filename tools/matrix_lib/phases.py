@@ -9,16 +9,15 @@ Every phase runs, from the project root with the venv's python::
 the torch files the patches touch restored from their pristine copies, and
 the diff phase applies the release's patches from ``patches/`` in between.
 That bookkeeping (pristine backups in ``<venv>/pristine/``, ``git apply``
-that cannot be fooled by the enclosing checkout) is ``tools/check_patches``'s,
-imported from it rather than copied, so both tools share one set of backups.
+that cannot be fooled by the enclosing checkout) is ``tools/check_patches``'s
+(:mod:`matrix_lib.check_patches`), imported from it rather than copied, so both tools
+share one set of backups.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import importlib.machinery
-import importlib.util
 import os
 import re
 import shlex
@@ -27,6 +26,7 @@ from typing import Callable, Iterator
 
 from inductor_fix.check.child import run_logged
 
+from . import check_patches as cp
 from . import expectations as ex
 
 TOOLS = Path(__file__).resolve().parents[1]
@@ -44,28 +44,9 @@ def pytest_arguments(phase: str) -> tuple[str, ...]:
 SUITE_COMMAND = " / ".join("python " + shlex.join(pytest_arguments(p)) for p in ex.PHASES if ex.mode_of(p) == "stock")
 
 
-def check_patches():
-    """``tools/check_patches`` as a module (a script without ``.py``; its CLI runs only under __main__)."""
-    loader = importlib.machinery.SourceFileLoader("check_patches", str(TOOLS / "check_patches"))
-    spec = importlib.util.spec_from_loader("check_patches", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
-_CHECK_PATCHES = None
-
-
-def _cp():
-    global _CHECK_PATCHES
-    if _CHECK_PATCHES is None:
-        _CHECK_PATCHES = check_patches()
-    return _CHECK_PATCHES
-
-
 def shown(path: Path) -> str:
     """``path`` relative to the project if it is inside it (check_patches' rule)."""
-    return _cp().shown(path)
+    return cp.shown(path)
 
 
 # --- the venv -------------------------------------------------------------------
@@ -100,7 +81,6 @@ def pristine(env) -> Iterator[Path]:
     Restoring first also repairs a venv left patched by an interrupted run.
     Yields the site-packages folder.
     """
-    cp = _cp()
     paths = sorted({path for patch in all_patches() for path in cp.torch_paths(patch)})
     files = cp.Pristine(env, paths)
     try:
@@ -130,7 +110,6 @@ def apply_patches(site_packages: Path, git_version: str, release: str) -> list[d
     0002 on 2.15.0) must apply: if it does not, that is a RuntimeError. So 2.15.0
     gets 0002 and, with an offset, 0003: the change proposed for main is tested there.
     """
-    cp = _cp()
     applied = []
     for patch in (cp.variant_of(p, release) or p for p in sorted(PATCHES.glob("*.patch"))):
         own = base_commit(patch) == git_version
@@ -168,7 +147,9 @@ def _progress(log: Path) -> str:
     """Tests finished so far, from pytest -q's progress characters (``..F.s``) in its log."""
     marks = "".join(re.findall(r"^([.FEsxX]+)(?:\s*\[\s*\d+%\])?$", log.read_text(errors="replace"), flags=re.M))
     failed = marks.count("F") + marks.count("E")
-    return f"{len(marks)} test(s) finished" + (f", {failed} failed" if failed else "") if marks else "no test finished yet"
+    if not marks:
+        return "no test finished yet"
+    return f"{len(marks)} test(s) finished" + (f", {failed} failed" if failed else "")
 
 
 def run_pytest(env, arguments: tuple[str, ...], log: Path, environment: dict[str, str], *, timeout: float,

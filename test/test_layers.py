@@ -1,0 +1,143 @@
+"""The package's import graph: no cycle, and no module importing one of a higher layer.
+
+Every module of ``inductor_fix`` is parsed with ``ast`` (nothing is imported), and every
+``import`` / ``from ... import`` inside the package becomes an edge, at module level or
+inside a function alike: an import that only works because it sits in a function (it runs
+after the module it needs has finished initialising) is the trap this test exists for.
+Importing ``a.b.c`` also runs the package ``a.b``: that is an edge too, unless ``a.b`` is
+a package of the importing module itself (it is running already, as the root package
+always is); an explicit import of it (``from . import name``) is kept.
+"""
+
+from __future__ import annotations
+
+import ast
+import unittest
+from pathlib import Path
+
+PACKAGE = "inductor_fix"
+ROOT = Path(__file__).resolve().parents[1] / PACKAGE
+
+#: Layers, lowest first: a module may import its own layer or a lower one, never a higher one.
+#: 0, the core: the private modules, the patch table and its patches, the status data;
+#: 1, the job report and ``inductor-fix run``'s launcher; 2, the package's ``__init__``
+#: (the public API); 3, ``check``; 4, the command line.
+LAYERS = ("core", "report, launcher", "the package __init__", "check", "cli")
+
+
+def layer(module: str) -> int:
+    parts = module.split(".")[1:]
+    if not parts:
+        return 2
+    first = parts[0]
+    if first.startswith("_") and first != "__main__" or first in ("patches", "status"):
+        return 0
+    return {"report": 1, "launcher": 1, "check": 3, "cli": 4, "__main__": 4}[first]
+
+
+def modules() -> dict[str, Path]:
+    """Dotted name -> path, for every module of the package (``__init__`` as the package)."""
+    found = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        parts = (PACKAGE, *path.relative_to(ROOT).with_suffix("").parts)
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """The package's modules that ``name`` imports anywhere in its source."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    targets: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            # `from pkg import name`: a submodule if the package has one of that name, else pkg.
+            targets.update(f"{source}.{alias.name}" if f"{source}.{alias.name}" in known else source
+                           for alias in node.names)
+    edges = set()
+    for target in targets:
+        if target != PACKAGE and not target.startswith(PACKAGE + "."):
+            continue
+        while target not in known:  # `import inductor_fix.check.harness as h` names a module; an attribute: its module
+            target = target.rpartition(".")[0]
+        edges.add(target)
+        parent = target.rpartition(".")[0]
+        while parent != PACKAGE and parent.startswith(PACKAGE):  # the packages an import runs first,
+            if not name.startswith(parent + "."):  # but its own: they are running already
+                edges.add(parent)
+            parent = parent.rpartition(".")[0]
+    edges.discard(name)
+    return edges
+
+
+def graph() -> dict[str, set[str]]:
+    found = modules()
+    return {name: imports(name, path, set(found)) for name, path in found.items()}
+
+
+def cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``edges`` as its modules in order, or None."""
+    state: dict[str, int] = {}  # 1 on the current path, 2 done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for target in sorted(edges[node]):
+            if state.get(target) == 1:
+                return path[path.index(target):] + [target]
+            if target not in state:
+                found = visit(target)
+                if found:
+                    return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(edges):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+class TestImportGraph(unittest.TestCase):
+    def test_every_module_has_a_layer(self) -> None:
+        for name in modules():
+            with self.subTest(module=name):
+                self.assertIn(layer(name), range(len(LAYERS)))
+
+    def test_no_import_cycle(self) -> None:
+        self.assertIsNone(cycle(graph()))
+
+    def test_no_import_from_a_higher_layer(self) -> None:
+        upward = sorted(f"{name} ({LAYERS[layer(name)]}) imports {target} ({LAYERS[layer(target)]})"
+                        for name, targets in graph().items() for target in targets if layer(target) > layer(name))
+        self.assertEqual(upward, [])
+
+    def test_the_graph_sees_function_level_and_relative_imports(self) -> None:
+        # Controls for the parser itself: edges known to exist, one of them inside a function.
+        edges = graph()
+        self.assertIn("inductor_fix.patches.base", edges["inductor_fix._registry"])  # from .patches.base import
+        self.assertIn("inductor_fix.patches", edges["inductor_fix._registry"])  # the package it runs first
+        self.assertIn("inductor_fix._hook", edges["inductor_fix._bootstrap.sitecustomize"])  # inside a function
+        self.assertIn("inductor_fix.check.runner", edges["inductor_fix.cli"])  # inside a function
+
+    def test_a_planted_cycle_and_an_upward_import_are_caught(self) -> None:
+        # Negative controls: the checks above fail on the traps this test was written for.
+        edges = graph()
+        edges["inductor_fix._lifecycle"] = edges["inductor_fix._lifecycle"] | {PACKAGE}  # `from . import __version__`
+        self.assertIsNotNone(cycle(edges))
+        self.assertGreater(layer("inductor_fix.cli"), layer("inductor_fix.check.runner"))
+        self.assertGreater(layer(PACKAGE), layer("inductor_fix.report"))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,51 @@
+"""The linter passes: ``python -m ruff check .`` with pyproject.toml's ``[tool.ruff]``
+(pycodestyle, pyflakes, bugbear; lines of at most 120 columns), and a planted finding fails it.
+
+Without ruff (``pip install ".[test]"`` installs it) the tests skip, unless
+``INDUCTOR_FIX_REQUIRE_LINT`` is set (``.ci/run`` sets it): then they fail.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _ruff(*arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", *arguments], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+
+
+class TestLint(unittest.TestCase):
+    def setUp(self) -> None:
+        if importlib.util.find_spec("ruff") is None:
+            if os.environ.get("INDUCTOR_FIX_REQUIRE_LINT"):
+                self.fail("ruff is not installed, and INDUCTOR_FIX_REQUIRE_LINT is set")
+            self.skipTest("ruff is not installed (it is in the test extra)")
+
+    def test_the_repository_passes(self) -> None:
+        result = _ruff(".")
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+
+    def test_planted_findings_fail(self) -> None:
+        # Negative control: the configured rules catch each kind, so the pass above means something.
+        plants = {"F401": "import os\n", "E501": f"x = {'1' * 130}\n", "B006": "def f(x=[]):\n    return x\n"}
+        with tempfile.TemporaryDirectory(dir=ROOT / "test") as directory:
+            for code, text in plants.items():
+                with self.subTest(code=code):
+                    path = Path(directory, f"planted_{code.lower()}.py")
+                    path.write_text(text)
+                    result = _ruff(str(path))
+                    self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+                    self.assertIn(code, result.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
