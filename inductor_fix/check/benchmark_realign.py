@@ -201,6 +201,10 @@ FLEX_TRAINING: dict[str, FlexTraining] = {
     "slice_view": FlexTraining(table_grad=True, checkpoint="selective", bias_view="slice"),
     "slope_view": FlexTraining(bias=None, slope="grad", slope_view=True, checkpoint="selective"),
     "qkv_view": FlexTraining(checkpoint="selective", qkv_view=True),
+    # Found by the backward property suite: captured buffers realized for one layer's
+    # backward selection and read by the other layer's template must have fixed layouts.
+    "shared_captures": FlexTraining(slope="frozen", mask=True, checkpoint="selective", bias_view="t5", layers=2,
+                                    slope_view=True, qkv_view=True),
 }
 #: The named cases whose captured inputs (or q/k/v) are views.
 FLEX_VIEWS = ("t5_view", "expand_view", "slice_view", "slope_view", "qkv_view")

@@ -50,12 +50,18 @@ crashes before any benchmark (``NotImplementedError: Pointwise`` / ``View``); an
 selection cannot key is realized first, as 2.14's lowering does. (Forward and decoding
 lowerings realize theirs in every release 2.8–2.15.)
 
-Delete this module, ``patches/0003-*``, ``test/benchmark_realign/``,
+Since 2.14 that lowering realizes them itself but leaves them in a ``FlexibleLayout``,
+which a second template reading one (another layer's backward) cannot index; the
+selection wrapper freezes them (:data:`FROZEN_SELECTIONS`), as diff ``0004`` does in the
+lowering.
+
+Delete this module, ``patches/0003-*``, ``patches/0004-*``, ``test/benchmark_realign/``,
 ``tools/bench_lib/benchmark_realign.py``, ``docs/bench/benchmark_realign-*.json`` and
 ``inductor_fix/check/benchmark_realign.py`` (its ``check`` workloads and the CPU harness
 seams only they need) once,
 in the oldest supported torch, every template lowering passes its kernel's inputs to
-selection (flex backward still passes a hand-built list in 2.15.0).
+selection, realized and frozen (flex backward still passes a hand-built list, and leaves
+its captured buffers flexible, in 2.15.0).
 """
 
 from __future__ import annotations
@@ -74,7 +80,8 @@ __all__ = ["PATCH", "Realignment", "group_choices", "input_names", "plan_realign
 
 log = logging.getLogger(__name__)
 
-#: What this patch did in this process: ``realigned`` choices, ``selections_realigned``, ``realized``.
+#: What this patch did in this process: ``realigned`` choices, ``selections_realigned``, ``realized``,
+#: ``frozen`` (layouts).
 ACTIVITY = Activity()
 
 
@@ -226,8 +233,14 @@ def _describe(node: Any) -> str:
     return type(node).__name__
 
 
+#: Selections whose lowering realizes its captured buffers without freezing their layouts:
+#: the flex backward (``kernel/flex/flex_attention.py``, ``flex_attention_backward``: 2.14 and
+#: 2.15 call ``maybe_realize`` on them, never ``freeze_irnodes`` as the forward does).
+FROZEN_SELECTIONS = frozenset({"flex_attention_backward"})
+
+
 def realized_selection(select: Callable[..., Any], realize: Callable[[Any], Any],
-                       key_of: Callable[[Any], Any]) -> Callable[..., Any]:
+                       key_of: Callable[[Any], Any], flexible: type) -> Callable[..., Any]:
     """Wrap ``AlgorithmSelectorCache.__call__`` so that a selection input node that
     selection cannot key as it stands (:func:`selectable`) is realized first
     (``realize(node)``: :func:`realize_and_freeze` of ``ExternKernel.realize_input``, where a
@@ -242,6 +255,12 @@ def realized_selection(select: Callable[..., Any], realize: Callable[[Any], Any]
     ``View.get_stride``). Realized, each is what 2.14's lowering passes; its benchmark
     tensors are then realigned like any other. Selections whose inputs are all selectable
     (every one on 2.14 and later) are passed through as is.
+
+    In a selection of :data:`FROZEN_SELECTIONS` an input still in a ``flexible`` layout
+    (``ir.FlexibleLayout``) has it frozen, as the forward lowering's ``freeze_irnodes`` does:
+    2.14 and 2.15 realize the backward's captured buffers and leave them flexible, and a
+    second template reading one (T5's position bias in another layer's backward) fails
+    (``AssertionError: convert FlexibleLayout to FixedLayout first``).
     """
     signature = inspect.signature(select)
 
@@ -256,7 +275,16 @@ def realized_selection(select: Callable[..., Any], realize: Callable[[Any], Any]
                 realized = [realize(node) if bad else node for node, bad in zip(nodes, must_realize)]
                 ACTIVITY.add("realized", len(unrealized), selection=str(bound.arguments.get("name")),
                              buffers=unrealized)
-                bound.arguments["input_nodes"] = type(nodes)(realized) if isinstance(nodes, tuple) else realized
+                bound.arguments["input_nodes"] = nodes = type(nodes)(realized) if isinstance(nodes, tuple) \
+                    else realized
+            name = bound.arguments.get("name")
+            if name in FROZEN_SELECTIONS:
+                flexibles = [node for node in nodes if isinstance(node.maybe_get_layout(), flexible)]
+                for node in flexibles:
+                    node.freeze_layout()
+                if flexibles:
+                    ACTIVITY.add("frozen", len(flexibles), selection=name,
+                                 buffers=[node.get_name() for node in flexibles])
         return select(*bound.args, **bound.kwargs)
 
     return select_with_realized_inputs
@@ -273,6 +301,8 @@ def decide(module: ModuleType) -> ModuleType:
     require_parameters(module, SELECTION, ("input_nodes",))
     if not callable(getattr(getattr(getattr(module, "ir", None), "ExternKernel", None), "realize_input", None)):
         raise Unsupported("select_algorithm.ir.ExternKernel.realize_input is missing")
+    if not isinstance(getattr(module.ir, "FlexibleLayout", None), type):
+        raise Unsupported("select_algorithm.ir.FlexibleLayout is missing")
     require_class(module, "TritonTemplateCaller")
     selector = require_class(module, "AlgorithmSelectorCache")
     for helper in ("benchmark_example_value", "key_of"):
@@ -305,7 +335,7 @@ def realize_and_freeze(realize_input: Callable[[Any], Any]) -> Callable[[Any], A
 
 def _selection(original: Any, module: ModuleType) -> Any:
     return realized_selection(original, realize_and_freeze(module.ir.ExternKernel.realize_input),
-                              module.AlgorithmSelectorCache.key_of)
+                              module.AlgorithmSelectorCache.key_of, module.ir.FlexibleLayout)
 
 
 #: Written by tools/record_fingerprints.py --write.

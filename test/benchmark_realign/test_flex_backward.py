@@ -118,18 +118,52 @@ class TestFlexBackwardCPU(TestCase):
         self.assertEqual(counters["inductor_fix"]["realized"] > 0, not BACKWARD_REALIZES)
         self.assertEqual(counters["inductor_fix"]["excluded_at_benchmark"] + counters["inductor_fix"]["excluded"], 0)
 
+    def test_shared_captures_are_frozen(self) -> None:
+        """Two layers reading the same captured buffers under selective checkpointing: what
+        one layer's backward selection realizes, the other's template reads, which needs a
+        fixed layout. The package freezes it (up to 2.13 where it realizes, from 2.14 in the
+        flex backward's selection); the negative control, neither freeze, crashes."""
+        from inductor_fix.patches import benchmark_realign
+
+        with inductor_fix.applied():
+            step, oracle, _ = train("shared_captures")
+        self.assertIsNone(step.error)
+        self.assertEqual(oracle.mismatches, [])
+        if BACKWARD_REALIZES:  # up to 2.13 what it realizes is frozen as it is realized
+            self.assertGreater(counters["inductor_fix"]["frozen"], 0)
+        with inductor_fix.removed("benchmark-realign"), \
+                mock.patch.object(benchmark_realign, "realize_and_freeze", lambda realize_input: realize_input), \
+                mock.patch.object(benchmark_realign, "FROZEN_SELECTIONS", frozenset()), \
+                inductor_fix.applied("benchmark-realign"):
+            unfrozen, _, _ = train("shared_captures")
+        self.assertRegex(unfrozen.error or "", r"convert FlexibleLayout to FixedLayout first")
+
     def test_captured_view_needs_realizing_by_key(self) -> None:
-        """Negative control of the realization: with the benchmark realigned but selection's
-        inputs as the lowering passes them (stock ``AlgorithmSelectorCache.__call__``), T5's
-        view crashes where the lowering does not realize it (up to 2.13)."""
+        """Negative controls of the realization, where the lowering passes T5's captured view
+        to selection unrealized (up to 2.13): selection as stock has it crashes on the
+        unrealized inputs; deciding by ``get_layout()`` (a proxy: a view answers with its
+        base's layout) realizes the ``Pointwise`` but passes the view, which crashes in
+        ``get_stride`` - the crash transformers' T5 met on an H200."""
         if BACKWARD_REALIZES:
             self.skipTest(f"torch {TORCH_RELEASE}'s backward lowering realizes its captured buffers")
         from torch._inductor.select_algorithm import AlgorithmSelectorCache
 
+        from inductor_fix.patches import benchmark_realign
+
+        def by_layout(node, key_of):
+            try:
+                node.get_layout()
+            except (NotImplementedError, AttributeError):
+                return False
+            return True
+
         with inductor_fix.applied(), mock.patch.object(AlgorithmSelectorCache, "__call__",
                                                        AlgorithmSelectorCache.__call__.__wrapped__):
-            step, _, _ = train("t5_view")
-        self.assertRegex(step.error or "", r"NotImplementedError: View")
+            unrealized, _, _ = train("t5_view")
+        with inductor_fix.applied(), mock.patch.object(benchmark_realign, "selectable", by_layout):
+            by_proxy, _, _ = train("t5_view")
+        self.assertRegex(unrealized.error or "", r"NotImplementedError")
+        self.assertRegex(by_proxy.error or "", r"NotImplementedError: View")
 
 
 def _training_in_fresh_process(case: str, dtype: str, disable: bool) -> Step:
