@@ -4,7 +4,8 @@
     python .ci/check_dist.py --same WHEEL WHEEL   (the same files, byte for byte: setup.py changes nothing)
 
 A wheel holds exactly the package's modules of this checkout (``inductor_fix/**/*.py``:
-the fix, the CLI, ``check`` with its CPU harness, the ``run`` bootstrap), the autoload
+the fix, the CLI, ``check`` with its CPU harness, the ``run`` bootstrap), its data (the
+recorded source fingerprints, ``inductor_fix/patches/fingerprints.json``), the autoload
 entry point's module ``_inductor_fix_autoload.py`` (declared in ``torch.backends``) and its
 ``.dist-info/`` with the license: never tests, tools or test-only modules; an sdist holds what
 building the wheel from it needs and what users expect (README, LICENSE, CHANGELOG,
@@ -25,8 +26,10 @@ from pathlib import Path
 #: Test-only helpers (they live in test/: the drift drill, injected faults, the observer).
 TEST_ONLY = re.compile(r"inductor_fix/(testing/|.*(observe|faults|drift)\.py)")
 CHECKOUT = Path(__file__).resolve().parents[1]
-#: Every module of the package in this checkout: what a wheel must hold, no more, no less.
-PACKAGE_FILES = {str(p.relative_to(CHECKOUT)) for p in (CHECKOUT / "inductor_fix").rglob("*.py")}
+#: Data the package reads at run time (pyproject's package-data): the recorded source fingerprints.
+PACKAGE_DATA = {"inductor_fix/patches/fingerprints.json"}
+#: Every module of the package in this checkout and its data: what a wheel must hold, no more, no less.
+PACKAGE_FILES = {str(p.relative_to(CHECKOUT)) for p in (CHECKOUT / "inductor_fix").rglob("*.py")} | PACKAGE_DATA
 #: The one top-level module beside the package: torch's autoload entry point (outside the
 #: package so that INDUCTOR_FIX_AUTOLOAD=0 imports nothing of it).
 AUTOLOAD_MODULE = "_inductor_fix_autoload.py"
@@ -72,7 +75,7 @@ def check_wheel(path: Path) -> list[str]:
         problems.append("wheel does not declare the torch.backends entry point inductor_fix")
     problems += [f"wheel lacks {name}" for name in sorted(PACKAGE_FILES | {dist_info + "licenses/LICENSE"})
                  if name not in names]
-    problems += [f"wheel holds {name}, which is not a module of this checkout's package"
+    problems += [f"wheel holds {name}, which is not a module or data file of this checkout's package"
                  for name in names if name.startswith("inductor_fix/") and name not in PACKAGE_FILES]
     return problems
 

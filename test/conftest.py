@@ -15,11 +15,18 @@ per test, without shrinking (pinned ``@example`` cases always run).
 off, so this is how the version matrix shows 2.8.x is affected once it is on.
 
 GPU tests skip without CUDA; on a CUDA machine they run for real.
+
+In CPU mode every test autotunes quickly (``quick_autotuning.py``: fewer Triton template
+configs per matmul selection, briefer CPU benchmarks; why that stays honest beside them);
+GPU mode autotunes as users do.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+
+import pytest
 
 import inductor_fix  # noqa: F401  (applied for the whole session, as users have it; before torch)
 
@@ -62,6 +69,15 @@ if os.environ.get("INDUCTOR_FIX_HYPOTHESIS_MAX_EXAMPLES"):  # a bounded run: the
         phases=[Phase.explicit, Phase.reuse, Phase.generate],
     )
     settings.load_profile("bounded")
+
+
+@pytest.fixture(autouse=True)
+def _quick_autotuning_on_the_cpu_harness():
+    from helpers import DEVICE
+    from quick_autotuning import quick_cpu_autotuning
+
+    with quick_cpu_autotuning() if DEVICE == "cpu" else contextlib.nullcontext():
+        yield
 
 
 def pytest_report_header(config) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import os
 import subprocess
 import sys
@@ -372,17 +373,21 @@ class TestGating(TestCase):
 
     def test_unsupported_when_source_differs_from_release(self) -> None:
         """A synthetic change to a wrapped function's source on a recorded release is not patched."""
-        recorded = [p for p in PATCHES if str(TORCH_RELEASE) in p.fingerprints]
+        recorded = [p for p in PATCHES if p.recorded_fingerprints(str(TORCH_RELEASE))]
         if not recorded:
             self.skipTest(f"no fingerprints recorded for torch {TORCH_RELEASE}")
         import inspect
 
+        from inductor_fix.patches import base
+
         for patch in recorded:
-            target = next(iter(patch.fingerprints[str(TORCH_RELEASE)]))
+            target = next(iter(patch.recorded_fingerprints(str(TORCH_RELEASE))))
             owner_name, name = split_target(target)
             function = function_of(self.originals[WRAPPED.index((getattr(select_algorithm, owner_name), name))])
             changed = textwrap.dedent(inspect.getsource(function)) + "    pass  # a synthetic change\n"
-            with mock.patch("inspect.getsource", return_value=changed):
+            # Sources are read once per code object: forget them for the block, and so the changed one after it.
+            with mock.patch("inspect.getsource", return_value=changed), \
+                    mock.patch.dict(base._SOURCE_FINGERPRINTS, clear=True):
                 inductor_fix.remove()
                 with self.assertWarnsRegex(inductor_fix.InductorFixWarning, "differs from torch .* released source"):
                     status = inductor_fix.apply()
@@ -390,6 +395,55 @@ class TestGating(TestCase):
             self.assertIn("fingerprint", status.patch(patch.name).reason)
             for target in patch.targets:
                 self.assertFalse(inductor_fix.is_patched(target))
+
+    def test_source_is_read_once_per_code_object(self) -> None:
+        import inspect
+
+        from inductor_fix.patches import base
+
+        recorded = {t for p in PATCHES for t in p.recorded_fingerprints(str(TORCH_RELEASE))}
+        if not recorded:
+            self.skipTest(f"no fingerprints recorded for torch {TORCH_RELEASE}")
+        with mock.patch.dict(base._SOURCE_FINGERPRINTS, clear=True), \
+                mock.patch("inspect.getsource", wraps=inspect.getsource) as getsource:
+            for _ in range(3):
+                inductor_fix.apply()
+                inductor_fix.remove()
+            self.assertEqual(getsource.call_count, len(recorded))
+
+            def probe() -> int:
+                return 1
+
+            first = base.source_fingerprint(probe)
+            probe.__code__ = (lambda: 2).__code__  # a new code object is read again
+            self.assertNotEqual(base.source_fingerprint(probe), first)
+            self.assertEqual(getsource.call_count, len(recorded) + 2)
+
+    def test_unreadable_recorded_fingerprints_patch_nothing(self) -> None:
+        """A broken install (the data file missing or malformed) recognises nothing."""
+        import tempfile
+        from pathlib import Path
+
+        from inductor_fix.patches import base
+
+        if not any(p.recorded_fingerprints(str(TORCH_RELEASE)) for p in PATCHES):
+            self.skipTest(f"no fingerprints recorded for torch {TORCH_RELEASE}")
+        for text in (None, "{not json", '{"releases": {"2.14.1": []}}'):
+            with tempfile.TemporaryDirectory() as directory:
+                if text is not None:
+                    Path(directory, base.FINGERPRINTS_FILE).write_text(text)
+                base.recorded_fingerprints.cache_clear()
+                self.addCleanup(base.recorded_fingerprints.cache_clear)
+                with mock.patch("importlib.resources.files", return_value=Path(directory)), \
+                        warnings.catch_warnings():
+                    warnings.simplefilter("ignore", inductor_fix.InductorFixWarning)
+                    status = inductor_fix.apply()
+                inductor_fix.remove()
+            for patch in status.patches:
+                if patch.state != State.NOT_NEEDED:
+                    self.assertEqual(patch.state, State.UNSUPPORTED, (text, patch))
+                    self.assertIn("recorded source fingerprints", patch.reason)
+            self.assertEqual([owner.__dict__[name] for owner, name in WRAPPED], self.originals)
 
 
 class TestUnusualEnvironments(TestCase):
@@ -430,44 +484,45 @@ class TestUnusualEnvironments(TestCase):
         )
 
 
+@functools.cache
+def _import_then_reload() -> dict:
+    """One fresh interpreter, shared by the tests that read it: import Inductor's module (its
+    loaders), reload it (patched again?), then remove() (both classes restored?). Each step
+    only reads what the ones before left, as three interpreters did."""
+    owner, name = split_target(TestProcesses.TARGET)
+    result = run_python(
+        f"""
+        import importlib, json, inductor_fix, torch._inductor.select_algorithm as sa
+        seen = {{"loaders": [type(sa.__loader__).__name__, type(sa.__spec__.loader).__name__,
+                            str(inductor_fix.status().state)]}}
+        old = sa.{owner}
+        sa = importlib.reload(sa)
+        seen["reloaded"] = [str(inductor_fix.status().state), inductor_fix.is_patched({TestProcesses.TARGET!r})]
+        inductor_fix.remove()
+        seen["removed"] = [hasattr(old.__dict__[{name!r}], "__inductor_fix_patch__"),
+                           hasattr(sa.{owner}.__dict__[{name!r}], "__inductor_fix_patch__")]
+        print(json.dumps(seen))
+        """
+    )
+    if result.returncode:
+        raise AssertionError(result.stderr[-2000:])
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
 class TestProcesses(TestCase):
-    """Process-level behaviour: each case in a fresh interpreter."""
+    """Process-level behaviour, in fresh interpreters."""
 
     TARGET = TARGETS[0]
 
     def test_reload_of_select_algorithm_is_patched_again(self) -> None:
-        result = run_python(
-            f"""
-            import importlib, inductor_fix, torch._inductor.select_algorithm as sa
-            sa = importlib.reload(sa)
-            print(inductor_fix.status().state, inductor_fix.is_patched({self.TARGET!r}))
-            """
-        )
-        self.assertEqual(result.stdout.split(), ["applied", "True"], result.stderr[-2000:])
+        self.assertEqual(_import_then_reload()["reloaded"], ["applied", True])
 
     def test_remove_after_reload_restores_old_and_new_classes(self) -> None:
-        owner, name = split_target(self.TARGET)
-        result = run_python(
-            f"""
-            import importlib, inductor_fix, torch._inductor.select_algorithm as sa
-            old = sa.{owner}
-            sa = importlib.reload(sa)
-            inductor_fix.remove()
-            print(hasattr(old.__dict__[{name!r}], "__inductor_fix_patch__"),
-                  hasattr(sa.{owner}.__dict__[{name!r}], "__inductor_fix_patch__"))
-            """
-        )
-        self.assertEqual(result.stdout.split(), ["False", "False"], result.stderr[-2000:])
+        self.assertEqual(_import_then_reload()["removed"], [False, False])
 
     def test_module_keeps_its_real_loader(self) -> None:
         """The post-import hook hands the module back with the loader that loaded it."""
-        result = run_python(
-            """
-            import inductor_fix, torch._inductor.select_algorithm as sa
-            print(type(sa.__loader__).__name__, type(sa.__spec__.loader).__name__, inductor_fix.status().state)
-            """
-        )
-        self.assertEqual(result.stdout.split(), ["SourceFileLoader", "SourceFileLoader", "applied"], result.stderr)
+        self.assertEqual(_import_then_reload()["loaders"], ["SourceFileLoader", "SourceFileLoader", "applied"])
 
     def test_environment_variable_turns_import_off(self) -> None:
         result = run_python(

@@ -42,7 +42,7 @@ import torch._inductor.select_algorithm  # what a compile imports first; the fix
 autoloaded = "inductor_fix" in sys.modules
 device = sys.argv[1] if len(sys.argv) > 1 else "cpu"
 from inductor_fix.check.harness import triton_cpu_harness
-from inductor_fix.check.workloads import run_sequence
+from inductor_fix.check.table import run_sequence
 fix = sys.modules["inductor_fix"]
 if not autoloaded:  # the harness import just imported the package: undo it, as a stock process is
     fix.remove()

@@ -15,6 +15,7 @@ from torch.testing._internal.common_utils import instantiate_parametrized_tests,
 HARNESS = """
 from inductor_fix.check.harness import triton_cpu_harness
 from inductor_fix.check.workloads import run_compiles
+from quick_autotuning import quick_cpu_autotuning
 """
 
 PRELUDES = {
@@ -24,13 +25,14 @@ PRELUDES = {
     # A stock compile first: its aliased codegen-cache entry must not be hit once patched.
     "after_first_compile": "import torch\n"
     + HARNESS
-    + "with triton_cpu_harness():\n    assert run_compiles('bmm', (True,), 'cpu', compare=False)[0].error is None\n"
+    + "with quick_cpu_autotuning(), triton_cpu_harness():\n"
+    + "    assert run_compiles('bmm', (True,), 'cpu', compare=False)[0].error is None\n"
     + "import inductor_fix\n",
 }
 
 BODY = """
 import json
-with triton_cpu_harness() as oracle:
+with quick_cpu_autotuning(), triton_cpu_harness() as oracle:
     steps = run_compiles("bmm", (False, True, False), "cpu", compare=False)
 print(json.dumps({"state": str(inductor_fix.status().state),
                   "errors": [s.error for s in steps], "mismatches": len(oracle.mismatches)}))

@@ -202,11 +202,13 @@ class TestRun(TestCase):
             active = "inductor_fix" in sys.modules
             from inductor_fix.check.harness import triton_cpu_harness
             from inductor_fix.check.table import run_sequence
-            with triton_cpu_harness():
+            sys.path.insert(0, HERE)
+            from quick_autotuning import quick_cpu_autotuning
+            with quick_cpu_autotuning(), triton_cpu_harness():
                 steps = run_sequence("mm", "alias-first", "cpu", compare=False)
             state = str(sys.modules["inductor_fix"].status().state)
             print("PROBE " + json.dumps({"active": active, "state": state, "errors": [s.error for s in steps]}))
-        """)
+        """.replace("HERE", repr(str(Path(__file__).resolve().parent))))
         launched = self._run(sys.executable, script)
         (fixed,) = _probes(launched.stdout) or [launched.stderr]
         self.assertEqual((fixed["active"], fixed["errors"]), (True, [None, None]), fixed)

@@ -20,19 +20,23 @@ from inductor_fix.report import EXIT_STATUS, FORMAT, summarize
 from torch._inductor.test_case import TestCase, run_tests
 
 ROOT = Path(__file__).resolve().parents[1]
+HERE = str(Path(__file__).resolve().parent)  # quick_autotuning, for the jobs
 #: A matmul sequence whose aliasing changes (pytorch/pytorch#188069) under the CPU harness;
 #: the script never imports inductor_fix itself.
 ALIASING = """
+import sys
 import torch
 from torch._inductor import config
 from torch._inductor.utils import fresh_cache
 import inductor_fix.check.harness as harness
+sys.path.insert(0, {here!r})
+from quick_autotuning import quick_cpu_autotuning
 
 def bmm(a, b):
     return torch.bmm(a, b)
 
 x, y = torch.randn(2, 4, 32, 32).unbind(0)
-with fresh_cache(), harness.triton_cpu_harness(), config.patch(fx_graph_cache=False):
+with fresh_cache(), quick_cpu_autotuning(), harness.triton_cpu_harness(), config.patch(fx_graph_cache=False):
     for args in ((x, x), (x, y) if {distinct} else (x, x)):
         torch._dynamo.reset()
         torch.compile(bmm, mode="max-autotune-no-cudagraphs")(*args)
@@ -301,7 +305,7 @@ class TestJobReport(TestCase):
 
     def _job(self, distinct: bool, **env: str) -> tuple[subprocess.CompletedProcess, Path]:
         script = self.directory / "job.py"
-        script.write_text(textwrap.dedent(ALIASING.format(distinct=distinct)))
+        script.write_text(textwrap.dedent(ALIASING.format(here=HERE, distinct=distinct)))
         report = self.directory / f"report-{distinct}-{len(env)}.jsonl"
         launched = _cli("run", "--report", str(report), "--", sys.executable, str(script), cwd=self.directory,
                         **env)
@@ -331,7 +335,7 @@ class TestJobReport(TestCase):
         torchrun = Path(sys.executable).with_name("torchrun")
         runner = [str(torchrun)] if torchrun.exists() else [sys.executable, "-m", "torch.distributed.run"]
         script = self.directory / "ranks.py"
-        script.write_text(textwrap.dedent(ALIASING.format(distinct=True)))
+        script.write_text(textwrap.dedent(ALIASING.format(here=HERE, distinct=True)))
         report = self.directory / "ranks.jsonl"
         launched = _cli("run", "--report", str(report), "--", *runner, "--standalone", "--nproc-per-node", "2",
                         str(script), cwd=self.directory, timeout=900)
@@ -351,7 +355,7 @@ class TestJobReport(TestCase):
     def test_disabled_job_says_the_fix_was_off(self) -> None:
         """Negative control: with INDUCTOR_FIX_DISABLE=1 nothing is recorded and nothing judged."""
         job = self.directory / "job.py"
-        job.write_text(textwrap.dedent(ALIASING.format(distinct=False)))
+        job.write_text(textwrap.dedent(ALIASING.format(here=HERE, distinct=False)))
         report = self.directory / "off.jsonl"
         launched = _cli("run", "--report", str(report), "--", sys.executable, str(job), cwd=self.directory,
                         INDUCTOR_FIX_DISABLE="1")

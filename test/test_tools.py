@@ -329,6 +329,37 @@ class TestNightly(TestCase):
         self.assertEqual((missing.returncode, missing.stdout), (2, ""))
         self.assertIn("no such file", missing.stderr)
 
+    def test_fingerprint_write_records_a_wheel_and_keeps_the_rest(self) -> None:
+        """``--write`` measures the given wheel's release, keeps every other recorded one, drops
+        targets no patch wraps, and writes what the package then reads (the data file)."""
+        import json
+        import zipfile
+
+        import torch
+        from inductor_fix.patches import TARGETS, base
+
+        tool = _record_fingerprints()
+        data = tool.DATA.read_text()
+        self.assertEqual(tool.format_table(tool.RECORDED), data, "the data file is not as --write writes it")
+        source = (Path(torch.__file__).parent / "_inductor" / "select_algorithm.py").read_bytes()
+        with tempfile.TemporaryDirectory() as directory:
+            wheel = Path(directory, "torch-9.9.0-cp311-cp311-linux_x86_64.whl")
+            with zipfile.ZipFile(wheel, "w") as archive:
+                archive.writestr("torch/_inductor/select_algorithm.py", source)
+            tool.DATA = Path(directory, "fingerprints.json")
+            tool.RECORDED["2.0.0"] = {"Retired.target": "0123456789abcdef"}
+            self.assertEqual(tool.main(["--write", str(wheel)]), 0)
+            written = json.loads(tool.DATA.read_text())["releases"]
+        import inductor_fix
+        import torch._inductor.select_algorithm as select_algorithm
+
+        with inductor_fix.removed():
+            live = {t: base.source_fingerprint(base.function_of(getattr(select_algorithm, t.split(".")[0]).__dict__[
+                t.split(".")[1]])) for t in TARGETS}
+        self.assertEqual(written.pop("9.9.0"), live)  # measured from the wheel as the package measures at run time
+        self.assertEqual(written, json.loads(data)["releases"])  # the rest kept, the retired target dropped
+
+
 
 if __name__ == "__main__":
     run_tests()

@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
-"""Print (or --write) each patch module's FINGERPRINTS table, with the given wheels' releases
+"""Print (or --write) the recorded fingerprints of every function a patch wraps,
+``inductor_fix/patches/fingerprints.json``, with the given wheels' releases
 (re)measured and every other recorded release kept.
 
 Reads ``torch/_inductor/select_algorithm.py`` straight out of each wheel (no
 install, no import), finds every method a patch wraps with ``ast`` and fingerprints
 its source the way the package does at run time (``Patch.check_fingerprints``).
+Each function is recorded once per release, whichever patches wrap it; functions
+no patch wraps any more (a retired patch's) are dropped.
 
     pip download --no-deps torch==2.14.1 -d wheels/   # once per release
     python tools/record_fingerprints.py --write wheels/*.whl
+    python tools/record_fingerprints.py --write         # no wheel: drop what no patch wraps
 
 ``--compare`` instead says, for each wheel (a nightly), which wrapped functions
 moved since a recorded release (``--against``, default the newest recorded):
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import re
 import sys
 import zipfile
@@ -26,16 +31,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from inductor_fix.patches import PATCHES, TARGETS  # noqa: E402
-from inductor_fix.patches.base import fingerprint  # noqa: E402
+from inductor_fix.patches import MODULE, TARGETS  # noqa: E402
+from inductor_fix.patches.base import FINGERPRINTS_FILE, fingerprint, recorded_fingerprints  # noqa: E402
 
 SOURCE = "torch/_inductor/select_algorithm.py"
-MODULES = Path(__file__).resolve().parents[1] / "inductor_fix" / "patches"
-#: release -> {target: fingerprint}, over every patch of the table.
-RECORDED: dict[str, dict[str, str]] = {}
-for _patch in PATCHES:
-    for _release, _table in _patch.fingerprints.items():
-        RECORDED.setdefault(_release, {}).update(_table)
+DATA = Path(__file__).resolve().parents[1] / "inductor_fix" / "patches" / FINGERPRINTS_FILE
+#: release -> {target: fingerprint}, as recorded (read the way the package reads it).
+RECORDED: dict[str, dict[str, str]] = {release: dict(table) for release, table in recorded_fingerprints().items()}
 
 
 def method_sources(text: str) -> dict[str, str]:
@@ -99,28 +101,23 @@ def compare(wheels: list[Path], against: str) -> int:
 
 
 def format_table(table: dict[str, dict[str, str]]) -> str:
-    """The ``FINGERPRINTS = {...}`` block of a patch module, releases in order, a line per target."""
-    lines = ["FINGERPRINTS = {"]
+    """The data file's text: releases in order, each release's targets in :data:`TARGETS`
+    order, only targets some patch wraps; releases left with none are dropped."""
+    releases = {}
     for release in sorted(table, key=_release_key):
-        if table[release]:
-            lines += [f'    "{release}": {{', *(f'        "{t}": "{fp}",' for t, fp in table[release].items()),
-                      "    },"]
-    return "\n".join([*lines, "}"]) + "\n"
-
-
-def write_table(path: Path, block: str) -> None:
-    """Replace the ``FINGERPRINTS = {...}`` block of the module at ``path`` by ``block``."""
-    text = path.read_text()
-    start = text.index("FINGERPRINTS = {")
-    end = text.index("\n}\n", start) + 3
-    path.write_text(text[:start] + block + text[end:])
+        kept = {target: table[release][target] for target in TARGETS if target in table[release]}
+        if kept:
+            releases[release] = kept
+    document = {"written_by": "tools/record_fingerprints.py --write", "module": MODULE, "releases": releases}
+    return json.dumps(document, indent=2) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("wheels", nargs="+", type=Path)
+    parser.add_argument("wheels", nargs="*", type=Path)
     parser.add_argument("--write", action="store_true",
-                        help="record the wheels' releases in each patch module's FINGERPRINTS (others are kept)")
+                        help=f"record the wheels' releases in inductor_fix/patches/{FINGERPRINTS_FILE} "
+                             "(others are kept)")
     parser.add_argument("--compare", action="store_true", help="compare with --against instead of printing the table")
     parser.add_argument("--against", choices=sorted(RECORDED, key=_release_key),
                         default=max(RECORDED, key=_release_key),
@@ -128,18 +125,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.compare and args.write:
         parser.error("--compare and --write do not go together")
+    if not args.wheels and not args.write:
+        parser.error("give at least one wheel (only --write may go without: it drops what no patch wraps)")
     if args.compare:
         return compare(args.wheels, args.against)
-    measured = {release_from_wheel(wheel): wheel_sources(wheel) for wheel in args.wheels}
-    for patch in PATCHES:
-        # The releases given are measured again; every other recorded release is kept.
-        table = {release: dict(targets) for release, targets in patch.fingerprints.items()}
-        for release, sources in measured.items():
-            table[release] = {t: fingerprint(sources[t]) for t in patch.targets if t in sources}
-        text = format_table(table)
-        print(f"# inductor_fix/patches/{patch.module}.py\n{text}")
-        if args.write:
-            write_table(MODULES / f"{patch.module}.py", text)
+    # The releases given are measured again; every other recorded release is kept.
+    table = {release: dict(targets) for release, targets in RECORDED.items()}
+    for wheel in args.wheels:
+        sources = wheel_sources(wheel)
+        table[release_from_wheel(wheel)] = {t: fingerprint(sources[t]) for t in TARGETS if t in sources}
+    text = format_table(table)
+    print(f"# inductor_fix/patches/{FINGERPRINTS_FILE}\n{text}", end="")
+    if args.write:
+        DATA.write_text(text)
     return 0
 
 

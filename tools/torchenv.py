@@ -81,8 +81,11 @@ class TorchEnv:
 
 def _pip(env: TorchEnv, *args: str, log) -> None:
     # pip's own configuration applies (a constraint file that pins torch must be cleared
-    # by the caller, e.g. PIP_CONSTRAINT=/dev/null, to install another release).
-    command = [str(env.python), "-m", "pip", "install", "--disable-pip-version-check", "-q", *args]
+    # by the caller, e.g. PIP_CONSTRAINT=/dev/null, to install another release), its wheel
+    # cache included: releases that share CUDA libraries download them once (PIP_NO_CACHE_DIR
+    # undoes that). --no-compile: byte-compiling every module of torch, sympy and the rest
+    # costs each venv time for files the suites never import; Python compiles what it imports.
+    command = [str(env.python), "-m", "pip", "install", "--disable-pip-version-check", "-q", "--no-compile", *args]
     process = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT)
     if process.returncode:
         raise RuntimeError(f"pip install {' '.join(args)} failed in {env.path} (see its install.log)")

@@ -315,54 +315,6 @@ def _benchmark_choice(original: classmethod, module: ModuleType) -> classmethod:
     return classmethod(guarded_benchmark_choice(original.__func__, module.TritonTemplateCaller))
 
 
-#: Written by tools/record_fingerprints.py --write.
-FINGERPRINTS = {
-    "2.7.1": {
-        "TritonTemplate.generate": "1b004b1774c6e260",
-        "AlgorithmSelectorCache.__call__": "127d0da000aae13a",
-    },
-    "2.8.0": {
-        "TritonTemplate.generate": "2cae7b880c44afb0",
-        "AlgorithmSelectorCache.__call__": "00a69592a8475baa",
-        "AlgorithmSelectorCache.benchmark_choice": "d3e388246ea845f7",
-    },
-    "2.9.1": {
-        "TritonTemplate.generate": "e4238e2055f5cc0a",
-        "AlgorithmSelectorCache.__call__": "0afa3df746f01403",
-        "AlgorithmSelectorCache.benchmark_choice": "ae85b4e3b7166aae",
-    },
-    "2.10.0": {
-        "TritonTemplate.generate": "3011e492fa28288f",
-        "AlgorithmSelectorCache.__call__": "c3c7c7599f5116bd",
-        "AlgorithmSelectorCache.benchmark_choice": "4b968e100498eecf",
-    },
-    "2.11.0": {
-        "TritonTemplate.generate": "5360dac580d1200c",
-        "AlgorithmSelectorCache.__call__": "9d07df572dfc3201",
-        "AlgorithmSelectorCache.benchmark_choice": "4b968e100498eecf",
-    },
-    "2.12.0": {
-        "TritonTemplate.generate": "eaedda2ba0b68d4c",
-        "AlgorithmSelectorCache.__call__": "16ebe6c09910da2f",
-        "AlgorithmSelectorCache.benchmark_choice": "4b968e100498eecf",
-    },
-    "2.13.0": {
-        "TritonTemplate.generate": "51bb1ab73b5055fa",
-        "AlgorithmSelectorCache.__call__": "16ebe6c09910da2f",
-        "AlgorithmSelectorCache.benchmark_choice": "222149c055cb23ff",
-    },
-    "2.14.1": {
-        "TritonTemplate.generate": "dc98fd8927465c63",
-        "AlgorithmSelectorCache.__call__": "24e0e08ee1c18e4a",
-        "AlgorithmSelectorCache.benchmark_choice": "222149c055cb23ff",
-    },
-    "2.15.0": {
-        "TritonTemplate.generate": "dc98fd8927465c63",
-        "AlgorithmSelectorCache.__call__": "51d116f0db14a988",
-        "AlgorithmSelectorCache.benchmark_choice": "49b776e8964da36c",
-    },
-}
-
 PATCH = Patch(
     name="arity-guard",
     targets={
@@ -377,6 +329,5 @@ PATCH = Patch(
     delete_when="the oldest supported torch checks a choice's arity against its benchmark arguments (none does "
                 "as of 2.15.0)",
     diff="0002-inductor-check-template-kernel-arity-before-autotuning.patch",
-    fingerprints=FINGERPRINTS,
     activity=ACTIVITY,
 )

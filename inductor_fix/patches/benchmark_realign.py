@@ -338,42 +338,6 @@ def _selection(original: Any, module: ModuleType) -> Any:
                               module.AlgorithmSelectorCache.key_of, module.ir.FlexibleLayout)
 
 
-#: Written by tools/record_fingerprints.py --write.
-FINGERPRINTS = {
-    "2.8.0": {
-        "AlgorithmSelectorCache.benchmark_in_current_process": "447b9d4cc187ce79",
-        "AlgorithmSelectorCache.__call__": "00a69592a8475baa",
-    },
-    "2.9.1": {
-        "AlgorithmSelectorCache.benchmark_in_current_process": "90b73b3dfa550d60",
-        "AlgorithmSelectorCache.__call__": "0afa3df746f01403",
-    },
-    "2.10.0": {
-        "AlgorithmSelectorCache.benchmark_in_current_process": "eebb15392d63f187",
-        "AlgorithmSelectorCache.__call__": "c3c7c7599f5116bd",
-    },
-    "2.11.0": {
-        "AlgorithmSelectorCache.benchmark_in_current_process": "eebb15392d63f187",
-        "AlgorithmSelectorCache.__call__": "9d07df572dfc3201",
-    },
-    "2.12.0": {
-        "AlgorithmSelectorCache.benchmark_in_current_process": "22f99c763f0cb0be",
-        "AlgorithmSelectorCache.__call__": "16ebe6c09910da2f",
-    },
-    "2.13.0": {
-        "AlgorithmSelectorCache.benchmark_in_current_process": "22f99c763f0cb0be",
-        "AlgorithmSelectorCache.__call__": "16ebe6c09910da2f",
-    },
-    "2.14.1": {
-        "AlgorithmSelectorCache.benchmark_in_current_process": "22f99c763f0cb0be",
-        "AlgorithmSelectorCache.__call__": "24e0e08ee1c18e4a",
-    },
-    "2.15.0": {
-        "AlgorithmSelectorCache.benchmark_in_current_process": "22f99c763f0cb0be",
-        "AlgorithmSelectorCache.__call__": "51d116f0db14a988",
-    },
-}
-
 PATCH = Patch(
     name="benchmark-realign",
     targets={TARGET: _benchmark, SELECTION: _selection},
@@ -391,6 +355,5 @@ PATCH = Patch(
     # 2.15.0 passes flex forward and decoding their kernels' inputs (PR #194555); the backward
     # lowering still builds its list by hand, and selective checkpointing crashes it there.
     check_ops={"flex": ">=2.7.0,<2.15.0", "flex_decoding": ">=2.7.0,<2.15.0", "flex_backward": ">=2.7.0"},
-    fingerprints=FINGERPRINTS,
     activity=ACTIVITY,
 )

@@ -224,34 +224,6 @@ def verify(module: ModuleType) -> None:
         raise Unsupported("the patched make_key still gives (x, x) and (x, y) the same key")
 
 
-#: Written by tools/record_fingerprints.py --write.
-FINGERPRINTS = {
-    "2.8.0": {
-        "GeneratedCodeCache.make_key": "94bc2d2dd108113b",
-    },
-    "2.9.1": {
-        "GeneratedCodeCache.make_key": "7563a1baea01832d",
-    },
-    "2.10.0": {
-        "GeneratedCodeCache.make_key": "ba27f3920655fb23",
-    },
-    "2.11.0": {
-        "GeneratedCodeCache.make_key": "e22a59f370579361",
-    },
-    "2.12.0": {
-        "GeneratedCodeCache.make_key": "6151fcbe763a213d",
-    },
-    "2.13.0": {
-        "GeneratedCodeCache.make_key": "6ef5eb2116ade276",
-    },
-    "2.14.1": {
-        "GeneratedCodeCache.make_key": "1826ce11b0581fe5",
-    },
-    "2.15.0": {
-        "GeneratedCodeCache.make_key": "197e54870af96817",
-    },
-}
-
 PATCH = Patch(
     name="cache-key",
     targets={TARGET: aliasing_aware_make_key},
@@ -264,6 +236,5 @@ PATCH = Patch(
     delete_when="the oldest supported torch is 2.15.0",
     diff="0001-inductor-key-template-codegen-cache-by-input-aliasing.patch",
     check_ops=dict.fromkeys(("bmm", "mm", "addmm", "baddbmm", "bmm_t"), ""),
-    fingerprints=FINGERPRINTS,
     activity=ACTIVITY,
 )

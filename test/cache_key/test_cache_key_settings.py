@@ -74,7 +74,8 @@ class TestSettingsCPU(TestCase):
             import json, inductor_fix, torch
             from inductor_fix.check.harness import triton_cpu_harness
             from inductor_fix.check.workloads import run_compiles
-            with triton_cpu_harness():
+            from quick_autotuning import quick_cpu_autotuning
+            with quick_cpu_autotuning(), triton_cpu_harness():
                 steps = run_compiles("bmm", (True, False, True), "cpu", compare=False)
             print(json.dumps([[s.error, s.cache_hits] for s in steps]))
         """
