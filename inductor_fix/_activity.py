@@ -24,7 +24,9 @@ class Activity:
 
     DETAILS = 20
 
-    def __init__(self) -> None:
+    def __init__(self, patch: str | None = None) -> None:
+        #: The patch this records for (``"cache-key"``), named in its trace artifacts.
+        self.patch = patch
         self._lock = threading.Lock()
         self.counts: dict[str, int] = {}
         self.details: list[dict[str, Any]] = []
@@ -45,10 +47,8 @@ class Activity:
         if utils is not None:
             utils.counters["inductor_fix"][kind] += count
         from . import _trace
-        from .patches import PATCHES
 
-        patch = next((p.name for p in PATCHES if p.activity is self), None)
-        _trace.artifact(f"inductor_fix_{kind}", {"patch": patch, "kind": kind, "count": count, **detail})
+        _trace.artifact(f"inductor_fix_{kind}", {"patch": self.patch, "kind": kind, "count": count, **detail})
 
     def snapshot(self) -> dict[str, Any]:
         """``{"counts": {...}, "details": [...]}``, a copy."""

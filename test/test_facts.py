@@ -61,6 +61,11 @@ class TestFactsAgree(TestCase):
                          *(f"docs/bench/{p.name}" for p in (ROOT / "docs" / "bench").glob(f"{patch.module}*.json"))]:
                 self.assertTrue(path in doc or re.sub(r"-\w+\.json$", "-*.json", path) in doc, (patch.name, path))
 
+    def test_each_patchs_activity_names_it(self) -> None:
+        # Its trace artifacts say which patch acted (_activity imports nothing of the table).
+        for patch in PATCHES:
+            self.assertEqual(patch.activity.patch, patch.name)
+
     def test_check_workloads_are_each_patchs_check_ops(self) -> None:
         # `inductor-fix check` runs what each patch's check module declares, found through the
         # table: its ops are the patch's check_ops, in order, and no op belongs to two patches.

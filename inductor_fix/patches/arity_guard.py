@@ -54,7 +54,7 @@ __all__ = ["ArityMismatch", "PATCH", "arity_mismatch", "benchmark_argument_count
 log = logging.getLogger(__name__)
 
 #: What this patch did in this process: ``regenerated``, ``excluded``, ``excluded_at_benchmark``.
-ACTIVITY = Activity()
+ACTIVITY = Activity("arity-guard")
 
 
 _excluded_since_selection = threading.local()

@@ -82,7 +82,7 @@ log = logging.getLogger(__name__)
 
 #: What this patch did in this process: ``realigned`` choices, ``selections_realigned``, ``realized``,
 #: ``frozen`` (layouts).
-ACTIVITY = Activity()
+ACTIVITY = Activity("benchmark-realign")
 
 
 def input_names(nodes: Sequence[Any]) -> tuple[str, ...]:

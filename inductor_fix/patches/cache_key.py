@@ -54,7 +54,7 @@ def aliasing_pattern(input_nodes: Sequence[Any]) -> tuple[int, ...]:
 
 #: What this patch did in this process: ``collisions_prevented``, each the stock key of one
 #: template's codegen cache met with a second aliasing pattern (what stock would have replayed).
-ACTIVITY = Activity()
+ACTIVITY = Activity("cache-key")
 #: (id of a GeneratedCodeCache, hash of a stock key) -> each aliasing pattern keyed with it,
 #: and the key the fix gave it once a second pattern came (None before: most keys never see one).
 _patterns: dict[tuple[int, int], dict[tuple[int, ...], str | None]] = {}
