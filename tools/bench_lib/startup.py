@@ -74,9 +74,9 @@ def _environment() -> dict[str, str]:
             "INDUCTOR_FIX_AUTOLOAD": "0"}
 
 
-def _wall(command: list[str], env: dict[str, str]) -> float:
+def _wall(command: list[str], env: dict[str, str], cwd: str | None = None) -> float:
     start = time.perf_counter()
-    subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL, cwd=cwd)
     return (time.perf_counter() - start) * 1e3
 
 
@@ -136,10 +136,13 @@ def _autoload(reps: int) -> dict[str, Any]:
         for rep in range(reps + 1):
             names = list(envs)[rep % 2:] + list(envs)[:rep % 2]
             for name in names:
+                # cwd: `-c` puts the working directory first on sys.path, and a checkout that pip
+                # built in holds an inductor_fix.egg-info that would shadow both folders.
                 process = subprocess.run([sys.executable, "-c", AUTOLOAD_CHILD], capture_output=True, text=True,
-                                         check=True, env=dict(envs[name], TORCH_DEVICE_BACKEND_AUTOLOAD="0"))
+                                         check=True, env=dict(envs[name], TORCH_DEVICE_BACKEND_AUTOLOAD="0"),
+                                         cwd=directory)
                 timed[name].append(json.loads(process.stdout.strip().splitlines()[-1]))
-                walls[name].append(_wall([sys.executable, "-c", "import torch"], envs[name]))
+                walls[name].append(_wall([sys.executable, "-c", "import torch"], envs[name], directory))
         timed = {name: values[1:] for name, values in timed.items()}  # the first pair warms caches
         walls = {name: values[1:] for name, values in walls.items()}
     if not all(t["active"] for t in timed["installed"]) or any(t["active"] for t in timed["absent"]):
