@@ -19,6 +19,10 @@ GPU tests skip without CUDA; on a CUDA machine they run for real.
 In CPU mode every test autotunes quickly (``quick_autotuning.py``: fewer Triton template
 configs per matmul selection, briefer CPU benchmarks; why that stays honest beside them);
 GPU mode autotunes as users do.
+
+README's command passes ``-n auto --dist loadfile`` (pytest-xdist): each test file runs whole
+in one worker process (module fixtures such as test_autoload's wheel are built once), one
+worker per CPU up to 4; ``-n 0`` runs everything in this process.
 """
 
 from __future__ import annotations
@@ -78,6 +82,14 @@ def _quick_autotuning_on_the_cpu_harness():
 
     with quick_cpu_autotuning() if DEVICE == "cpu" else contextlib.nullcontext():
         yield
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, which a matrix venv does not install
+def pytest_xdist_auto_num_workers(config) -> int:
+    """``-n auto`` (README's command): one worker per CPU this process may run on, at most 4,
+    since each holds torch and compiles, and on a GPU machine they share its one GPU."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(cpus, 4))
 
 
 def pytest_report_header(config) -> list[str]:

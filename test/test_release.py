@@ -198,7 +198,8 @@ class TestPackageMetadata(TestCase):
             "test": ["torch>=2.8", "numpy", "pytest>=7", "hypothesis>=6.100", "expecttest>=0.2",
                      "wrapt>=1.14",  # test_api wraps over ours with a real wrapt wrapper
                      "ruff>=0.6",  # the linter, test/test_lint.py
-                     "tlparse"],  # test_autoload renders a TORCH_TRACE with it
+                     "tlparse",  # test_autoload renders a TORCH_TRACE with it
+                     "pytest-xdist>=3.5"],  # README's command: -n auto --dist loadfile
         })
         self.assertEqual(self.pyproject["tool"]["setuptools"]["packages"]["find"], {"include": ["inductor_fix*"]})
         # Installed means protected: torch calls it at `import torch`; it sits outside the package.

@@ -25,7 +25,7 @@ from pathlib import Path
 __all__ = ["TorchEnv", "TRITON_FOR", "ensure", "remove", "spec_release"]
 
 PROJECT = Path(__file__).resolve().parents[1]
-#: pyproject.toml's test extra but torch (installed on its own, pinned), the linter and tlparse:
+#: pyproject.toml's test extra but torch (installed on its own, pinned), the linter, tlparse and pytest-xdist:
 #: test/test_tools.py keeps them equal.
 TEST_DEPENDENCIES = ("pytest>=7", "hypothesis>=6.100", "expecttest>=0.2", "wrapt>=1.14", "packaging", "numpy")
 #: triton release each torch release was built against (its CUDA wheel's Requires-Dist).
