@@ -41,6 +41,13 @@ def affected(op: str) -> bool:
     return patch is not None and patch.crashes(op, torch.__version__)
 
 
+def needs_ops(*ops: str) -> Any:
+    """Skip unless a patch of the table still shows each of ``ops`` in ``check``: retiring a
+    patch takes its workloads, and the bug they show, with it."""
+    missing = [op for op in ops if patch_for_op(op) is None]
+    return unittest.skipIf(bool(missing), f"no patch of the table shows {', '.join(missing)} (retired)")
+
+
 def run_python(code: str, env: dict[str, str | None] | None = None,
                timeout: float = 600) -> subprocess.CompletedProcess:
     """Run ``code`` in a fresh interpreter, this folder's helpers importable; ``env`` is added

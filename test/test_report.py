@@ -12,7 +12,7 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from helpers import affected
+from helpers import affected, needs_ops
 
 import inductor_fix
 from inductor_fix.patches import PATCHES, patch_for_op
@@ -331,6 +331,7 @@ class TestJobReport(TestCase):
         self.assertEqual((detail["template"], detail["patterns"]), ("bmm", [[0, 0], [0, 1]]))
         self.assertEqual(detail["count"], summary["patches"][cache_key.name]["counts"]["collisions_prevented"])
 
+    @needs_ops("bmm")
     def test_torchrun_ranks_each_append_a_line(self) -> None:
         torchrun = Path(sys.executable).with_name("torchrun")
         runner = [str(torchrun)] if torchrun.exists() else [sys.executable, "-m", "torch.distributed.run"]

@@ -11,7 +11,7 @@ import re
 import sys
 import unittest
 
-from helpers import TORCH_RELEASE, affected, requires_cuda
+from helpers import TORCH_RELEASE, affected, needs_ops, requires_cuda
 
 import inductor_fix
 from faults import EXTRA_PARAMETER, aliasing_blind_key, extra_kernel_parameter
@@ -44,6 +44,7 @@ def _normalise(message: str) -> str:
 @instantiate_parametrized_tests
 class TestArityGuardCPU(TestCase):
     @parametrize("order", ORDERS, name_fn=_name)
+    @needs_ops("bmm")  # cache-key's check workload
     def test_blind_key_crashes_without_guard(self, order: str) -> None:
         """Negative control: a key blind to aliasing crashes when nothing guards it."""
         with inductor_fix.removed(), aliasing_blind_key(), triton_cpu_harness() as oracle:
@@ -53,6 +54,7 @@ class TestArityGuardCPU(TestCase):
         self.assertTrue(oracle.mismatches)
 
     @parametrize("order", ORDERS, name_fn=_name)
+    @needs_ops("bmm")  # cache-key's check workload
     def test_blind_key_regenerated_with_guard(self, order: str) -> None:
         with inductor_fix.applied(), aliasing_blind_key(), triton_cpu_harness() as oracle:
             steps = run_sequence("bmm", order, "cpu", compare=False)
@@ -180,6 +182,7 @@ class TestErrorsPassedThrough(TestCase):
 @instantiate_parametrized_tests
 class TestArityGuardGPU(TestCase):
     @parametrize("order", ORDERS, name_fn=_name)
+    @needs_ops("bmm")  # cache-key's check workload
     def test_blind_key_compiles_and_matches_eager(self, order: str) -> None:
         with inductor_fix.applied(), aliasing_blind_key():
             steps = run_sequence("bmm", order, "cuda", compare=True)
