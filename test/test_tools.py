@@ -248,6 +248,30 @@ class TestCheckPatchesFastForm(TestCase):
         self.assertIn(f"OK: torch {release}, 0 failed check(s)", process.stdout)
 
 
+    def test_pristine_files_of_a_release_without_them(self) -> None:
+        """A diff touching a file this release lacks (kernel/flex/ on 2.7-2.8): nothing to back
+        up, no error, and a copy a patch made is removed on restore; the others are restored."""
+        check_patches = _check_patches_module()
+        with tempfile.TemporaryDirectory() as directory:
+            site = Path(directory, "site")
+            present, absent = "torch/_inductor/select_algorithm.py", "torch/_inductor/kernel/flex/flex_attention.py"
+            (site / present).parent.mkdir(parents=True)
+            (site / present).write_text("stock\n")
+            info = site / "torch-2.7.1.dist-info"
+            info.mkdir()
+            (info / "RECORD").write_text(f"{present},{check_patches.sha256_record(b'stock' + bytes([10]))},6\n")
+            env = types.SimpleNamespace(site_packages=site, path=Path(directory))
+            files = check_patches.Pristine(env, [present, absent])
+            files.ensure_backups()
+            (site / present).write_text("patched\n")
+            (site / absent).parent.mkdir(parents=True)
+            (site / absent).write_text("made by a patch\n")
+            files.ensure_backups()  # a rerun while patched keeps the stock backup, takes none of the new file
+            files.restore()
+            self.assertEqual((site / present).read_text(), "stock\n")
+            self.assertFalse((site / absent).exists())
+
+
 class TestNightly(TestCase):
     """A development build is classified and expected correctly, and the nightly workflow's
     commands are ones the tools accept - all without downloading a nightly."""

@@ -204,6 +204,8 @@ class Pristine:
             if backup.is_file():
                 continue
             installed = self.site / path
+            if (self.hashes and path not in self.hashes) or not installed.exists():
+                continue  # not in this release's wheel (kernel/flex/ is 2.9+): restore() removes it
             expected = self.hashes.get(path)
             if expected and sha256_record(installed.read_bytes()) != expected:
                 raise SystemExit(
@@ -215,7 +217,10 @@ class Pristine:
 
     def restore(self) -> None:
         for path in self.paths:
-            shutil.copy2(self.store / path, self.site / path)
+            if (self.store / path).is_file():
+                shutil.copy2(self.store / path, self.site / path)
+            else:  # not in this release: no patch may leave a copy behind
+                (self.site / path).unlink(missing_ok=True)
 
 
 def wheel_for(release: str, wheel: Path | None, workdir: Path) -> Path:
