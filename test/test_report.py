@@ -313,9 +313,8 @@ class TestJobReport(TestCase):
         self.assertIn("DONE", launched.stdout)
         return _cli("report", str(report), "--json", timeout=120), report
 
+    @needs_ops("bmm")
     def test_aliasing_job_needs_the_fix(self) -> None:
-        if patch_for_op("bmm") is None:
-            self.skipTest("no patch of the table fixes the matmul sequence")
         result, report = self._job(distinct=True)
         lines = report.read_text().splitlines()
         self.assertEqual(len(lines), 1)  # one process loaded Inductor

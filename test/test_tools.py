@@ -247,7 +247,6 @@ class TestCheckPatchesFastForm(TestCase):
         self.assertRegex(process.stdout, r"applies: (clean|offset)")
         self.assertIn(f"OK: torch {release}, 0 failed check(s)", process.stdout)
 
-
     def test_pristine_files_of_a_release_without_them(self) -> None:
         """A diff touching a file this release lacks (kernel/flex/ on 2.7-2.8): nothing to back
         up, no error, and a copy a patch made is removed on restore; the others are restored."""
@@ -259,7 +258,8 @@ class TestCheckPatchesFastForm(TestCase):
             (site / present).write_text("stock\n")
             info = site / "torch-2.7.1.dist-info"
             info.mkdir()
-            (info / "RECORD").write_text(f"{present},{check_patches.sha256_record(b'stock' + bytes([10]))},6\n")
+            digest = check_patches.sha256_record(b"stock\n")
+            (info / "RECORD").write_text(f"{present},{digest},6\n")
             env = types.SimpleNamespace(site_packages=site, path=Path(directory))
             files = check_patches.Pristine(env, [present, absent])
             files.ensure_backups()
