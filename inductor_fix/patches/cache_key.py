@@ -24,11 +24,13 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+import threading
 from types import ModuleType
 from typing import Any, Callable, Sequence
 
 from .._activity import Activity
-from .base import MODULE, NotNeeded, Patch, Unsupported, require_codegen_cache, require_parameters
+from .base import (MODULE, NotNeeded, Patch, Unsupported, require_codegen_cache, require_function,
+                   require_parameters)
 
 __all__ = ["PATCH", "ProbeError", "aliasing_aware_make_key", "aliasing_pattern", "keys_separate_aliasing"]
 
@@ -126,9 +128,87 @@ def aliasing_aware_make_key(make_key: Callable[..., str | None], input_nodes_ind
             _note_pattern(self, key, pattern)
         except Exception:
             return None
+        _generating.family = (id(self), key)  # for the generate call this key serves
         return _patched_key(key, pattern)
 
     return make_key_with_aliasing
+
+
+# --- autotuning shared between aliasing patterns (no extra compile cost) ---------------
+#
+# Keying by aliasing makes a second pattern generate its own code, so its choices get hash
+# keys of their own (``TritonTemplateCaller.hash_key``: template name and the module's code
+# hash) and miss Inductor's autotune cache: every choice is compiled and benchmarked again,
+# where stock replayed the first pattern's code and hit that cache. The two kernels are the
+# same template, config, layouts and epilogue (one stock codegen-cache key, a *family*);
+# only the binding of arguments differs, so their timings are one measurement. The family's
+# later codes therefore answer to the first code's hash key in the autotune cache.
+
+_generating = threading.local()
+#: (id of a GeneratedCodeCache, stock key) -> the module key of the first code generated for it.
+_first_code: dict[tuple[int, str], str] = {}
+#: module key of a later pattern's code -> the module key of its family's first code.
+_shared_with: dict[str, str] = {}
+
+
+def _note_choice(choice: Any, family: tuple[int, str]) -> None:
+    """Record ``choice``'s code as a member of ``family``; a later pattern's code shares the first's
+    autotuning."""
+    own = getattr(getattr(choice, "bmreq", None), "module_cache_key", None)
+    if not isinstance(own, str):
+        return
+    first = _first_code.setdefault(family, own)
+    if first != own and _shared_with.setdefault(own, first) == first:
+        template = _template_of_id(family[0])
+        if template is not None:  # not this patch's own probe
+            ACTIVITY.add("autotuning_shared", template=template)
+
+
+def _template_of_id(cache_id: int) -> str | None:
+    select_algorithm = sys.modules.get(MODULE)
+    templates = getattr(getattr(select_algorithm, "TritonTemplate", None), "all_templates", {})
+    return next((name for name, template in templates.items()
+                 if id(getattr(template, "_generated_code_cache", None)) == cache_id), None)
+
+
+def family_recording_generate(generate: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``TritonTemplate.generate``: the choice it returns is recorded under the stock
+    codegen-cache key its code was made for (set by :func:`aliasing_aware_make_key` during the
+    call), so that :func:`shared_hash_key` can find the first code of that key. A call that
+    keys nothing (caching off, an uncacheable key) records nothing."""
+
+    @functools.wraps(generate)
+    def generate_recording_family(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _generating.family = None
+        choice = generate(self, *args, **kwargs)
+        family, _generating.family = _generating.family, None
+        if choice is not None and family is not None:
+            try:
+                _note_choice(choice, family)
+            except Exception:  # sharing is an optimisation: never fail a compile over it
+                pass
+        return choice
+
+    return generate_recording_family
+
+
+def shared_hash_key(hash_key: Callable[[Any], str]) -> Callable[[Any], str]:
+    """Wrap ``TritonTemplateCaller.hash_key`` (the choice's key in Inductor's autotune cache,
+    ``PersistentCache.lookup``): a later aliasing pattern's code answers with its family's first
+    code's key, so the autotune cache serves it the timing measured for that code, and the
+    precompile and benchmark of the choice are skipped as stock skips them on a cache hit. Any
+    other choice, and a key that does not hold the module key, is unchanged."""
+
+    @functools.wraps(hash_key)
+    def hash_key_shared_by_aliasing(self: Any) -> str:
+        key = hash_key(self)
+        own = getattr(getattr(self, "bmreq", None), "module_cache_key", None)
+        first = _shared_with.get(own) if isinstance(own, str) else None
+        if first is None or own not in key:
+            return key
+        return key.replace(own, first)
+
+    return hash_key_shared_by_aliasing
 
 
 # --- the probe: does this make_key separate aliasing patterns? ---------------------
@@ -214,6 +294,8 @@ def decide(module: ModuleType) -> int:
     """The position of ``input_nodes`` among ``make_key``'s parameters after ``self``."""
     require_codegen_cache(module)
     make_key = require_parameters(module, TARGET, ("input_nodes",))
+    require_function(module, "TritonTemplate.generate")
+    require_function(module, "TritonTemplateCaller.hash_key")
     if _separates_aliasing(module, make_key):
         raise NotNeeded("make_key already keys the aliasing pattern (upstream fix, pytorch/pytorch#188268)")
     return list(inspect.signature(make_key).parameters)[1:].index("input_nodes")
@@ -224,9 +306,18 @@ def verify(module: ModuleType) -> None:
         raise Unsupported("the patched make_key still gives (x, x) and (x, y) the same key")
 
 
+def _generate(original: Any, context: int) -> Any:
+    return family_recording_generate(original)
+
+
+def _hash_key(original: Any, context: int) -> Any:
+    return shared_hash_key(original)
+
+
 PATCH = Patch(
     name="cache-key",
-    targets={TARGET: aliasing_aware_make_key},
+    targets={TARGET: aliasing_aware_make_key, "TritonTemplate.generate": _generate,
+             "TritonTemplateCaller.hash_key": _hash_key},
     decide=decide,
     verify=verify,
     effect="codegen-cache keys now include the input aliasing pattern (pytorch/pytorch#188069)",
