@@ -1,106 +1,247 @@
-"""torch's autoload entry point for ``inductor_fix``: installed means protected.
+"""torch's autoload entry point for ``inductor_fix``, and how the package starts in a process
+whichever route starts it: the one start-up path.
 
-At the end of ``torch/__init__.py`` (torch 2.5+), ``_import_device_backends`` loads and
-calls every entry point of the group ``torch.backends``; the wheel declares
-``inductor_fix = _inductor_fix_autoload:activate``. So every process that imports torch
-in an environment with the package installed gets the fix, with no import line and no
-wrapper: ranks, workers, notebook kernels, ``python -I``.
+Routes (:func:`start`): ``"autoload"``, torch's ``torch.backends`` entry point
+(``inductor_fix = _inductor_fix_autoload:activate``, called at the end of ``import torch``,
+torch 2.5+: installed means protected; ``INDUCTOR_FIX_AUTOLOAD=0`` turns it off,
+``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` torch's for every package); ``"run"``, ``inductor-fix run``'s start-up hook
+(``inductor_fix/_bootstrap/sitecustomize.py``); ``"import"``, ``import inductor_fix``; and
+``"cli"``, an ``inductor-fix`` command. Each is recorded in :data:`routes`, first first,
+and leads to the same two hooks: when torch's log registry loads, the ``inductor_fix`` log
+name is registered (torch parses ``TORCH_LOGS`` right after and rejects unknown names);
+when Inductor's ``select_algorithm`` loads, the package is imported and patches it. So a
+process that never compiles imports nothing of the package. Two things import it when
+torch loads instead: ``INDUCTOR_FIX_REPORT`` (a report path that cannot be written is said
+when the job starts) and a misspelt ``INDUCTOR_FIX_AUTOLOAD`` (said with the package's
+warning).
 
-torch is partly initialised when this runs, and every process that imports torch pays
-for it, so :func:`activate` only registers a post-import hook: a finder that imports the
-package when Inductor's ``select_algorithm`` starts importing (the package then patches
-it as it loads). A process that never compiles imports nothing of the package. Two
-things cannot wait: the ``inductor_fix`` log name is registered now (torch parses
-``TORCH_LOGS`` right after this call and rejects unknown names), and with
-``INDUCTOR_FIX_REPORT`` set the package is imported now, so that a report path that
-cannot be written is said when the job starts.
+Hooks run from the one post-import finder (:data:`FINDER`, :func:`when_imported`): for a
+hooked module it wraps the loader the other finders return; once the module body has run
+it puts the real loader back on the module and runs the callbacks in order, those added
+while they run included. A callback never breaks the import that triggered it: what it
+raises is one warning, and the program carries on.
 
-This module sits outside the package so that loading the entry point imports nothing of
-``inductor_fix``, and so that the package knows autoload activated it. torch turns an
-exception here into a failed ``import torch``: nothing here raises; a fault is one
-warning that says why, and torch runs stock.
+This module sits beside the package so that the entry point and the ``run`` hook import
+nothing of ``inductor_fix`` until Inductor loads. It is the one module outside the package:
+its name and :func:`activate` are in the metadata of every installed copy, an editable
+install's included, whose import finder also knows each top-level module by name (a new one
+would not import there until reinstalled), so it never changes name. Nothing here raises:
+torch turns an exception in an entry point into a failed ``import torch``.
 """
 
 import os
 import sys
 
-__all__ = ["VARIABLE", "activate"]
+__all__ = ["FINDER", "OFF", "ON", "activate", "loaded", "record", "routes", "start", "switch", "unregister",
+           "when_imported"]
 
+#: The words of every on/off variable of the package (``INDUCTOR_FIX_AUTOLOAD``, ``INDUCTOR_FIX_DISABLE``).
+ON = ("1", "true", "yes", "on")
+OFF = ("0", "false", "no", "off")
 VARIABLE = "INDUCTOR_FIX_AUTOLOAD"
 #: Set, to the value, by the process that warned about a bad INDUCTOR_FIX_AUTOLOAD: its
 #: children (the rest of the job) do not warn again.
 WARNED_VARIABLE = "INDUCTOR_FIX_AUTOLOAD_WARNED"
-#: The module whose import brings the package in (the one it patches).
-TRIGGER = "torch._inductor.select_algorithm"
-_OFF = ("0", "false", "no", "off")
-_ON = ("", "1", "true", "yes", "on")
+REPORT_VARIABLE = "INDUCTOR_FIX_REPORT"
+#: torch's log registry, and the module the package patches.
+TORCH_LOGS = "torch._logging._registrations"
+INDUCTOR = "torch._inductor.select_algorithm"
+
+#: How the package was activated in this process, first first.
+routes: list = []
+_importing = []  # the route importing the package now: its own import is that route's
 
 
-def activate() -> None:
-    """Activate ``inductor_fix`` as ``import inductor_fix`` does, lazily, unless
-    ``INDUCTOR_FIX_AUTOLOAD`` is ``0``/``false``/``no``/``off``. Any value other than those
-    and ``1``/``true``/``yes``/``on`` (or unset) is on, with one warning per job. Never raises."""
+def switch(value):
+    """True for an on word (or unset/empty), False for an off word, None for anything else."""
+    value = (value or "").strip().lower()
+    return True if value in ("",) + ON else False if value in OFF else None
+
+
+def record(route, claims_import=False):
+    """Record ``route``; ``claims_import``: the route imported the package itself just now,
+    so the ``"import"`` its import recorded is this route's."""
+    if claims_import and "import" in routes:
+        routes[routes.index("import")] = route
+    if route not in routes:
+        routes.append(route)
+
+
+def activate():
+    """torch's entry point: :func:`start` by ``"autoload"``. Never raises."""
+    start("autoload")
+
+
+def start(route):
+    """Activate ``inductor_fix`` in this process by ``route`` (``"autoload"`` does nothing while
+    ``INDUCTOR_FIX_AUTOLOAD`` is an off word): record it and hook torch's log registry and
+    Inductor (see the module docstring). Never raises."""
     try:
-        value = os.environ.get(VARIABLE, "").strip().lower()
-        if value in _OFF:
+        if route == "import" and _importing:
+            return  # the package is being imported by a route that recorded itself
+        if route == "autoload" and switch(os.environ.get(VARIABLE)) is False:
             return
-        misspelt = value not in _ON and os.environ.get(WARNED_VARIABLE) != os.environ[VARIABLE]
-        if misspelt or "inductor_fix" in sys.modules or os.environ.get("INDUCTOR_FIX_REPORT"):
-            if _import_package() and misspelt:  # its warning category, and its warn-once
-                sys.modules["inductor_fix._warnings"].warn_once(
-                    f"inductor_fix: {VARIABLE}={os.environ[VARIABLE]!r} is not one of 0, false, no, off (off) or "
-                    "1, true, yes, on (on, the default): treated as on", stacklevel=3)
-                os.environ[WARNED_VARIABLE] = os.environ[VARIABLE]
-            return
-        internal = sys.modules.get("torch._logging._internal")
-        if internal is not None and hasattr(internal, "register_log"):
-            internal.register_log("inductor_fix", "inductor_fix")  # as inductor_fix._logs does, later
-        if not any(isinstance(finder, _Trigger) for finder in sys.meta_path):
-            sys.meta_path.insert(0, _Trigger())
+        record(route)
+        when_imported(TORCH_LOGS, _on_torch)
+        when_imported(INDUCTOR, _import_package)
     except Exception as error:
-        _fault(error)
+        _fault(route, error)
 
 
-def _import_package() -> bool:
-    """Import the package (it applies the fix as it imports) and record the route; False
-    (after one warning) if it cannot be imported."""
-    try:
-        first = "inductor_fix" not in sys.modules
-        import inductor_fix._lifecycle as lifecycle
+def _on_torch(module):
+    internal = sys.modules.get("torch._logging._internal")
+    if getattr(internal, "register_log", None) is not None:
+        internal.register_log("inductor_fix", "inductor_fix")
+    misspelt = switch(os.environ.get(VARIABLE)) is None and os.environ.get(WARNED_VARIABLE) != os.environ[VARIABLE]
+    if (misspelt or os.environ.get(REPORT_VARIABLE)) and _import_package(module) and misspelt:
+        sys.modules["inductor_fix._warnings"].warn_once(
+            f"inductor_fix: {VARIABLE}={os.environ[VARIABLE]!r} is not one of {', '.join(OFF)} (off) or "
+            f"{', '.join(ON)} (on, the default): treated as on", stacklevel=3)
+        os.environ[WARNED_VARIABLE] = os.environ[VARIABLE]
 
-        lifecycle.LIFECYCLE.activated("autoload", claims_import=first)
+
+def _import_package(module=None):
+    """Import the package (it patches Inductor as it imports); False, after one warning, if it
+    cannot be imported."""
+    if "inductor_fix" in sys.modules:
         return True
+    _importing.append(routes[-1] if routes else "?")
+    try:
+        import inductor_fix  # noqa: F401
     except Exception as error:  # a broken install: run stock, and say why
-        _fault(error)
+        _fault(_importing[-1], error)
         return False
+    finally:
+        _importing.pop()
+    return True
 
 
-class _Trigger:  # a sys.meta_path finder by protocol: importlib.abc would cost every process
+def _fault(route, error):
+    _warn(f"inductor_fix: not applied ({route}): {type(error).__name__}: {error}; this process runs stock torch "
+          f"(reinstall inductor-fix; inductor-fix status says more)")
+
+
+def _warn(message):
+    """One warning: the package's warn-once where it is loaded (not imported anew for it: its
+    import may be what failed), else a RuntimeWarning; stderr where warnings are errors."""
+    try:
+        package = sys.modules.get("inductor_fix._warnings")
+        if package is not None:
+            package.warn_once(message, stacklevel=4)
+        else:
+            import warnings
+
+            warnings.warn(message, RuntimeWarning, stacklevel=4)
+    except Exception:  # never raise into torch's import
+        try:
+            sys.stderr.write(message + "\n")
+        except Exception:
+            pass
+
+
+# --- the post-import finder ---------------------------------------------------------------
+
+
+class _CallbackLoader:  # a loader by protocol: importlib.abc would cost every start-up ~4 ms
+    def __init__(self, loader, name):
+        self._loader = loader
+        self._name = name
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        try:
+            self._loader.exec_module(module)
+        finally:
+            module.__loader__ = self._loader
+            if getattr(module, "__spec__", None) is not None:
+                module.__spec__.loader = self._loader
+        FINDER.run(self._name, module)
+
+    def __getattr__(self, name):
+        # get_source, get_code, is_package ... keep inspect and linecache working meanwhile.
+        return getattr(self._loader, name)
+
+
+class _Finder:  # a sys.meta_path finder by protocol (find_spec)
+    def __init__(self):
+        self.hooks = {}  # module name -> [callback]
+        self.running = set()  # module names whose callbacks are running
+
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != TRIGGER:
+        if not self.hooks.get(fullname):
             return None
-        while self in sys.meta_path:
-            sys.meta_path.remove(self)
-        if not _import_package():
-            return None
-        # The import in progress has passed the package's own finder already: ask it directly.
-        return sys.modules["inductor_fix._hook"].FINDER.find_spec(fullname, path, target)
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _CallbackLoader(spec.loader, fullname)
+                return spec
+        return None
+
+    def run(self, name, module):
+        """Run ``name``'s callbacks in order, those registered meanwhile included."""
+        self.running.add(name)
+        try:
+            done = 0
+            while done < len(self.hooks.get(name, ())):
+                _call(self.hooks[name][done], module)
+                done += 1
+        finally:
+            self.running.discard(name)
 
 
-def _warn(message: str) -> None:
-    import warnings
+#: The one finder of the package; first on ``sys.meta_path`` while any hook is registered.
+FINDER = _Finder()
 
-    # Not imported anew for its warning category: the package's import may be what failed.
-    category = getattr(sys.modules.get("inductor_fix._warnings"), "InductorFixWarning", RuntimeWarning)
+
+def _call(callback, module):
+    """``callback(module)``, never raising into the import that runs it."""
     try:
-        warnings.warn(message, category, stacklevel=4)
-    except Warning:  # warnings are errors here: still never raise into torch's import
-        sys.stderr.write(message + "\n")
+        callback(module)
+    except Exception as error:  # the user's import must succeed: the module itself is fine
+        name = getattr(callback, "__qualname__", repr(callback))
+        _warn(f"inductor_fix: the hook {name} on import of {module.__name__} failed, so it did nothing: "
+              f"{type(error).__name__}: {error}")
 
 
-def _fault(error: Exception) -> None:
-    try:
-        _warn(f"inductor_fix: not applied (autoload): {type(error).__name__}: {error}; this process runs stock "
-              f"torch (reinstall inductor-fix; {VARIABLE}=0 turns this route off)")
-    except Exception:
-        pass
+def when_imported(name, callback):
+    """Call ``callback(module)`` now if module ``name`` is loaded (after waiting for an import
+    of it in progress in another thread), and each time an import executes it later (a reload
+    gives new class objects): callbacks are idempotent. Registering one twice registers it
+    once; one registered while ``name``'s callbacks run is run after them. What ``callback``
+    raises is warned, never raised. Call it without holding a lock that ``callback`` takes."""
+    callbacks = FINDER.hooks.setdefault(name, [])
+    if callback not in callbacks:
+        callbacks.append(callback)
+    if FINDER not in sys.meta_path:
+        sys.meta_path.insert(0, FINDER)
+    if name in FINDER.running:
+        return
+    module = loaded(name)
+    if module is not None:
+        _call(callback, module)
+
+
+def unregister(name, callback):
+    callbacks = FINDER.hooks.get(name, [])
+    if callback in callbacks:
+        callbacks.remove(callback)
+    if not any(FINDER.hooks.values()):
+        while FINDER in sys.meta_path:
+            sys.meta_path.remove(FINDER)
+
+
+def loaded(name):
+    """The module if an import of it has started, after waiting for that import to finish
+    (``import_module`` takes the module's import lock); else None. Call it without holding
+    locks a callback takes: the importing thread runs the callbacks before it releases the
+    module's import lock."""
+    if name not in sys.modules:
+        return None
+    import importlib
+
+    return importlib.import_module(name)

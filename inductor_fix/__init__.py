@@ -4,40 +4,27 @@ and its autotuning call disagree.
 Installing this package applies the fix in every process that imports torch: torch
 calls its ``torch.backends`` entry point (:mod:`_inductor_fix_autoload`) at ``import
 torch``, which imports this package when Inductor's ``select_algorithm`` loads
-(``INDUCTOR_FIX_AUTOLOAD=0`` turns that route off).
-Importing this package applies the fix, lazily: nothing of ``torch._inductor`` is
-imported here; the patches land when ``torch._inductor.select_algorithm`` is first
-imported, or at once if it already is. What is patched, where and why is one table,
-``inductor_fix.patches.PATCHES``, one module per patch; every target is a
-``"Class.attribute"`` of ``torch/_inductor/select_algorithm.py``:
+(``INDUCTOR_FIX_AUTOLOAD=0`` turns that route off). Importing this package applies the
+fix the same way, lazily: nothing of ``torch._inductor`` is imported here; the patches
+land when ``torch._inductor.select_algorithm`` is first imported, or at once if it
+already is. Every route starts through :mod:`_inductor_fix_autoload`.
 
-=====================  =================================================================  ==================
-patch                  wraps ``Class.attribute``: what it does                              stock releases
-=====================  =================================================================  ==================
-``cache-key``          ``GeneratedCodeCache.make_key``: the key also holds which inputs    #188069: 2.9-2.14
-                       are one buffer (the aliasing pattern)                               (2.8 if cache on)
-``arity-guard``        ``TritonTemplate.generate``, ``AlgorithmSelectorCache.__call__``,   the kind of both:
-                       ``.benchmark_choice``: a choice whose kernel cannot take its        2.8+
-                       arguments is regenerated or excluded, never launched
-``benchmark-realign``  ``AlgorithmSelectorCache.benchmark_in_current_process``,            #194515: 2.7+
-                       ``.__call__``: each choice benchmarked with the tensors its kernel  (fits 2.8+)
-                       takes; unrealized selection inputs realized (2.8-2.13 backward)
-=====================  =================================================================  ==================
-
-Whether a patch is needed is decided by behaviour (the cache-key probe calls
-``make_key``; realignment compares buffer names per selection), never by version.
-Undo: :func:`remove` restores every original ever wrapped (``remove(name)``: one
-patch's); ``INDUCTOR_FIX_DISABLE=1`` disables all, ``INDUCTOR_FIX_DISABLE=arity-guard,benchmark-realign``
+What is patched, where and why is one table, ``inductor_fix.patches.PATCHES``: one folder
+per patch (``python -m pydoc inductor_fix.patches.<folder>`` shows its upstream issue,
+affected releases and when it can be deleted; ``inductor-fix status`` shows them on this
+torch). Every target is a ``"Class.attribute"`` of ``torch/_inductor/select_algorithm.py``.
+Whether a patch is needed is decided by behaviour (probes of the live module), never by
+version. Undo: :func:`remove` restores every original ever wrapped (``remove(name)``: one
+patch's); ``INDUCTOR_FIX_DISABLE=1`` disables all, a comma-separated list of patch names
 just those.
 
 Public API:
 
 - :func:`apply` / :func:`remove` - idempotent, thread-safe; every patch, or those named
-  (``apply("cache-key")``, ``remove("benchmark-realign")``; ValueError for another name).
+  (``apply(name)``; ValueError for a name that is not a patch).
 - :func:`status` - a :class:`~inductor_fix.status.Status`: overall state, whether this
   torch is protected, each patch's state and reason, torch/triton versions.
-- :func:`applied` / :func:`removed` - context managers for scoped use, also per patch
-  (``with inductor_fix.removed("benchmark-realign"):``).
+- :func:`applied` / :func:`removed` - context managers for scoped use, also per patch.
 - :func:`is_patched` / :func:`original` - whether a target is wrapped, and its stock object.
 - :func:`activity` - what each patch did in this process (``INDUCTOR_FIX_REPORT=FILE``
   appends it, per process, to a job report: :mod:`inductor_fix.report`).
@@ -45,10 +32,12 @@ Public API:
 
 Messages go to ``logging.getLogger("inductor_fix")``, also ``TORCH_LOGS="inductor_fix"``.
 
-CLI: ``inductor-fix status | check | run`` (also ``python -m inductor_fix ...``).
+CLI: ``inductor-fix status | check | run | report`` (also ``python -m inductor_fix ...``).
 """
 
-from . import _logs, report
+import _inductor_fix_autoload
+
+from . import _report_writer
 from ._lifecycle import LIFECYCLE
 from ._version import __version__ as __version__
 from ._warnings import InductorFixWarning
@@ -81,9 +70,8 @@ original = LIFECYCLE.original
 
 def _apply_at_import() -> None:
     try:
-        LIFECYCLE.activated("import")  # or autoload/run, which claim it: they imported the package
-        _logs.install()
-        report.install()
+        _inductor_fix_autoload.start("import")  # recorded unless a route (autoload, run) is importing it
+        _report_writer.install()
         LIFECYCLE.install()
     except Exception as error:  # never raise at import
         from ._warnings import warn_once

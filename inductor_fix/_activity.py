@@ -1,36 +1,62 @@
 """What each patch did in this process, as data: counts and the first few details.
 
-Each patch module records into its own :class:`Activity` (``Patch.activity``);
-``inductor_fix.activity()`` and ``status()`` read them, and the job report
-(``INDUCTOR_FIX_REPORT``) writes them at exit. Every count is also added to
-``torch._dynamo.utils.counters["inductor_fix"]``, as before, and with ``TORCH_TRACE``
-written as a trace artifact ``inductor_fix_<kind>`` (:mod:`inductor_fix._trace`). Recording happens only
-when a patch acts, so a process where nothing needs fixing pays nothing here.
+Each patch declares the kinds of thing it does (:class:`Kind`: a name, what one count
+means, and the one line a detail reads as) and records into its own :class:`Activity`
+(``Patch.activity``). Everything that shows activity renders it through the kind:
+``inductor_fix.activity()`` and ``status()`` read the counts, the job report
+(``INDUCTOR_FIX_REPORT``) writes them at exit and ``inductor-fix report`` prints each
+detail's line, the ``inductor_fix`` logger logs it (debug), and with ``TORCH_TRACE`` it is
+written as a trace artifact ``inductor_fix_<kind>`` (:mod:`inductor_fix._trace`). Every
+count is also added to ``torch._dynamo.utils.counters["inductor_fix"]``. Recording happens
+only when a patch acts, so a process where nothing needs fixing pays nothing here.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
-__all__ = ["Activity"]
+__all__ = ["Activity", "Kind"]
+
+log = logging.getLogger("inductor_fix")
+
+
+class Kind(NamedTuple):
+    """One kind of thing a patch does: ``name`` (a short identifier), what one count
+    of it is (``meaning``, for docs and ``--help``), and ``line(detail)``: the one line a
+    recorded detail (a dict of JSON-able values) reads as, everywhere it is shown."""
+
+    name: str
+    meaning: str
+    line: Callable[[dict[str, Any]], str]
 
 
 class Activity:
-    """Counts by kind (``"realigned"``, ``"collisions_prevented"`` ...) and up to
-    :attr:`DETAILS` distinct details (template, kernel, buffers ...) of what one patch
-    did, each with how often it happened."""
+    """Counts by kind and up to :attr:`DETAILS` distinct details (template, kernel, buffers
+    ...) of what one patch did, each with how often it happened."""
 
     DETAILS = 20
 
-    def __init__(self, patch: str | None = None) -> None:
-        #: The patch this records for (``"cache-key"``), named in its trace artifacts.
+    def __init__(self, patch: str, kinds: tuple[Kind, ...] = ()) -> None:
+        #: The name of the patch this records for, named in its trace artifacts.
         self.patch = patch
+        #: name -> :class:`Kind`: every kind the patch may record.
+        self.kinds = {kind.name: kind for kind in kinds}
         self._lock = threading.Lock()
         self.counts: dict[str, int] = {}
         self.details: list[dict[str, Any]] = []
         self._index: dict[str, dict[str, Any]] = {}
+
+    def line(self, detail: dict[str, Any]) -> str:
+        """The one line ``detail`` (with its ``"kind"``) reads as; a kind the patch did not
+        declare, or a detail its kind cannot read, reads as its kind's name."""
+        kind = self.kinds.get(detail.get("kind", ""))
+        try:
+            return kind.line(detail) if kind is not None else str(detail.get("kind"))
+        except Exception:  # a detail from another version's report: still say what it was
+            return str(detail.get("kind"))
 
     def add(self, kind: str, count: int = 1, **detail: Any) -> None:
         """Count ``count`` of ``kind``; keep ``detail`` (JSON-able values) while there is room."""
@@ -46,9 +72,12 @@ class Activity:
         utils = sys.modules.get("torch._dynamo.utils")
         if utils is not None:
             utils.counters["inductor_fix"][kind] += count
+        text = self.line({"kind": kind, "count": count, **detail})
+        log.debug("inductor_fix: %s: %s", self.patch, text)
         from . import _trace
 
-        _trace.artifact(f"inductor_fix_{kind}", {"patch": self.patch, "kind": kind, "count": count, **detail})
+        _trace.artifact(f"inductor_fix_{kind}", {"patch": self.patch, "kind": kind, "count": count, "line": text,
+                                                  **detail})
 
     def snapshot(self) -> dict[str, Any]:
         """``{"counts": {...}, "details": [...]}``, a copy."""

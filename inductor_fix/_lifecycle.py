@@ -1,16 +1,17 @@
 """apply / remove / status: the patch lifecycle, one object, thread-safe and idempotent.
 
-:class:`Lifecycle` holds all state of the fix in a process: the patch table, the
-undo stack, each patch's state and reason, which class objects each patch was
-decided for, and whether the fix is wanted. One re-entrant lock guards it; the
-post-import hook's callback takes the same lock, and nothing waits for an import
-while holding it. The package's public functions are its methods on
-:data:`LIFECYCLE`.
+:class:`Lifecycle` holds all state of the fix in a process: one :class:`Record` per patch
+of the table (its state and reason, whether it is asked for and whether
+``INDUCTOR_FIX_DISABLE`` turns it off, which class objects it was decided for) and the
+undo stack of what was wrapped. One re-entrant lock guards it; the post-import hook's
+callback takes the same lock, and nothing waits for an import while holding it. The
+package's public functions are its methods on :data:`LIFECYCLE`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.util
 import logging
 import os
@@ -19,7 +20,9 @@ import threading
 from types import ModuleType
 from typing import Any, Iterator, Sequence
 
-from . import _hook, _trace
+import _inductor_fix_autoload as startup
+
+from . import _trace
 from ._registry import Registry
 from ._version import __version__
 from ._versions import distribution_version
@@ -28,14 +31,12 @@ from .patches import MODULE, PATCHES, NotNeeded, Patch, Unsupported
 from .patches.base import split_target
 from .status import PatchStatus, State, Status
 
-__all__ = ["DISABLE_VARIABLE", "LIFECYCLE", "Lifecycle", "disabled_patches"]
+__all__ = ["DISABLE_VARIABLE", "LIFECYCLE", "Lifecycle", "Record", "disabled_patches"]
 
 DISABLE_VARIABLE = "INDUCTOR_FIX_DISABLE"
 #: Set by the process that warned about an unknown name in INDUCTOR_FIX_DISABLE, to that
 #: value: its child processes (which inherit it) do not warn again.
 DISABLE_WARNED_VARIABLE = "INDUCTOR_FIX_DISABLE_WARNED"
-_ALL = ("1", "true", "yes", "on", "all")
-_NONE = ("", "0", "false", "no", "off")
 
 log = logging.getLogger("inductor_fix")
 
@@ -43,18 +44,18 @@ log = logging.getLogger("inductor_fix")
 def disabled_patches(names: Sequence[str] | None = None, environ: Any = None) -> tuple[frozenset[str], list[str]]:
     """``(the patch names INDUCTOR_FIX_DISABLE turns off, the unknown names it holds)``.
 
-    ``1``/``true``/``yes``/``on``/``all`` (also inside a list): every patch. A comma-separated list of
-    patch names (``arity-guard,benchmark-realign``): those, and unknown names in it
-    (a misspelling) are returned for the caller to warn about. Empty, ``0``,
-    ``false``, ``no``, ``off``: none. ``names`` defaults to the patch table's.
+    An on word (``1``, ``true``, ``yes``, ``on``) or ``all``, also inside a list: every
+    patch. A comma-separated list of patch names: those, and unknown names in it (a
+    misspelling) are returned for the caller to warn about. Empty or an off word (``0``,
+    ``false``, ``no``, ``off``): none. ``names`` defaults to the patch table's.
     """
     environ = os.environ if environ is None else environ
     known = {patch.name for patch in PATCHES} if names is None else set(names)
     value = environ.get(DISABLE_VARIABLE, "").strip().lower()
-    if value in _NONE:
+    if value in ("",) + startup.OFF:
         return frozenset(), []
-    requested = {part.strip() for part in value.split(",")} - set(_NONE)
-    if requested & set(_ALL):  # "1,arity-guard": the 1 wins, as a reader of it would expect
+    requested = {part.strip() for part in value.split(",")} - {""} - set(startup.OFF)
+    if requested & {*startup.ON, "all"}:  # "1,<a name>": the 1 wins, as a reader of it would expect
         return frozenset(known), []
     return frozenset(requested & known), sorted(requested - known)
 
@@ -71,41 +72,56 @@ def _torch_version() -> str | None:
     return torch_version()
 
 
+@dataclasses.dataclass
+class Record:
+    """One patch in this process: its ``state`` and one-line ``reason``; ``on``: asked for by
+    ``apply()`` and not taken back by ``remove()``; ``disabled``: ``INDUCTOR_FIX_DISABLE``
+    names it; ``decided_for``: the ids of the classes of the last decision (a decision is made
+    once per class object, and again after a reload of the module makes new ones)."""
+
+    patch: Patch
+    state: State = State.REMOVED
+    reason: str = "not applied"
+    on: bool = False
+    disabled: bool = False
+    decided_for: tuple[int, ...] | None = None
+    said_disabled: bool = False
+
+    def set(self, state: State, reason: str) -> None:
+        self.state, self.reason = state, reason
+
+    @property
+    def wanted(self) -> bool:
+        """Whether the patch should be installed when its module loads."""
+        return self.on and not self.disabled
+
+
 class Lifecycle:
     """The fix in this process: ``patches`` applied to ``module_name`` when it loads."""
 
     def __init__(self, patches: Sequence[Patch], module_name: str = MODULE) -> None:
-        self.patches = tuple(patches)
         self.module_name = module_name
         self._lock = threading.RLock()
         self._registry = Registry()
-        self._states: dict[str, tuple[State, str]] = {p.name: (State.REMOVED, "not applied") for p in self.patches}
-        #: id()s of the classes each patch was last decided for: a decision is made once per
-        #: class object, and again after a reload of the module creates new ones.
-        self._decided: dict[str, tuple[int, ...]] = {}
-        #: True between apply() and remove(): the hook's callback patches only then.
-        self._wanted = False
-        #: The patches apply() asked for and remove() did not take back since (all, or by name).
-        self._on: set[str] = set()
-        self._disabled: frozenset[str] = frozenset()
-        self._said_disabled: set[str] = set()
-        #: How the package was activated here, first first (see :meth:`activated`).
-        self._routes: list[str] = []
+        self._records = {patch.name: Record(patch) for patch in patches}
+
+    @property
+    def patches(self) -> tuple[Patch, ...]:
+        return tuple(record.patch for record in self._records.values())
 
     # --- applying ---------------------------------------------------------------------
 
-    def _names(self, call: str, names: Sequence[str]) -> set[str]:
-        """The patches ``names`` selects (none given: all); ValueError naming the unknown ones."""
-        known = [p.name for p in self.patches]
-        unknown = [name for name in names if name not in known]
+    def _select(self, call: str, names: Sequence[str]) -> list[Record]:
+        """The records ``names`` selects (none given: all); ValueError naming the unknown ones."""
+        unknown = [name for name in names if name not in self._records]
         if unknown:
             raise ValueError(f"inductor_fix.{call}(): {', '.join(map(repr, unknown))} is no patch name; the patches "
-                             f"are {', '.join(known)}")
-        return set(names or known)
+                             f"are {', '.join(self._records)}")
+        return [self._records[name] for name in names] if names else list(self._records.values())
 
     def apply(self, *names: str) -> Status:
-        """Apply every patch this torch needs (or only the patches ``names``, e.g.
-        ``apply("cache-key")``, besides those already applied), now or when Inductor's
+        """Apply every patch this torch needs (or only the patches ``names``,
+        besides those already applied), now or when Inductor's
         ``select_algorithm`` module is first imported (it is never imported here).
 
         Idempotent and thread-safe; returns :meth:`status`. Never raises for this torch: a
@@ -120,68 +136,52 @@ class Lifecycle:
     def install(self, *names: str) -> None:
         """:meth:`apply` without building the returned status (package metadata lookups
         that ``import inductor_fix`` need not pay for)."""
-        selected = self._names("apply", names)
+        selected = self._select("apply", names)
         with self._lock:
-            self._on |= selected
-            self._disabled, unknown = disabled_patches([p.name for p in self.patches])
+            disabled, unknown = disabled_patches(list(self._records))
             if unknown and os.environ.get(DISABLE_WARNED_VARIABLE) != os.environ.get(DISABLE_VARIABLE):
-                warn_once(unknown_names_message(unknown, [p.name for p in self.patches]), origin=f"${DISABLE_VARIABLE}")
+                warn_once(unknown_names_message(unknown, list(self._records)), origin=f"${DISABLE_VARIABLE}")
                 os.environ[DISABLE_WARNED_VARIABLE] = os.environ.get(DISABLE_VARIABLE, "")  # children: once per job
-            for patch in self.patches:
-                if patch.name in self._disabled and self._states[patch.name][0] in (State.REMOVED, State.PENDING):
-                    self._states[patch.name] = (State.DISABLED, f"{DISABLE_VARIABLE}="
-                                                f"{os.environ.get(DISABLE_VARIABLE)} disables it")
-            if len(self._disabled) == len(self.patches):
-                return
-            self._wanted = True
             reason = f"waiting for {self.module_name} to be imported"
             if "torch" not in sys.modules and importlib.util.find_spec("torch") is None:  # no metadata read
                 reason = f"torch is not installed; {reason}"
-            for patch in self.patches:
-                if patch.name in self._on and patch.name not in self._disabled and self._states[patch.name][0] in (
-                        State.REMOVED, State.DISABLED):
-                    self._states[patch.name] = (State.PENDING, reason)
+            chosen = {record.patch.name for record in selected}
+            for record in self._records.values():
+                record.on = record.on or record.patch.name in chosen
+                record.disabled = record.patch.name in disabled
+                if record.disabled and record.state in (State.REMOVED, State.PENDING):
+                    record.set(State.DISABLED, f"{DISABLE_VARIABLE}={os.environ.get(DISABLE_VARIABLE)} disables it")
+                elif record.wanted and record.state in (State.REMOVED, State.DISABLED):
+                    record.set(State.PENDING, reason)
+            if not any(record.wanted for record in self._records.values()):
+                return
         # Outside the lock: it may wait for another thread's import, whose hook takes the lock.
-        _hook.when_imported(self.module_name, self._on_import)
+        startup.when_imported(self.module_name, self._on_import)
         with self._lock:
-            if not self._wanted:  # remove() ran meanwhile: leave no hook behind
-                _hook.unregister(self.module_name, self._on_import)
-
-    def activated(self, route: str, *, claims_import: bool = False) -> None:
-        """Record that ``route`` activated the package in this process: ``"import"`` (the
-        package's own import), ``"autoload"`` (torch's ``torch.backends`` entry point),
-        ``"run"`` (``inductor-fix run``'s start-up hook), ``"cli"`` (an ``inductor-fix``
-        command). ``claims_import``: the route itself imported the package just now, so the
-        ``"import"`` that import recorded is this route's."""
-        with self._lock:
-            if claims_import and "import" in self._routes:
-                self._routes[self._routes.index("import")] = route
-            if route not in self._routes:
-                self._routes.append(route)
+            if not any(record.on for record in self._records.values()):  # remove() ran meanwhile
+                startup.unregister(self.module_name, self._on_import)
 
     def _owners(self, patch: Patch, module: ModuleType) -> tuple[int, ...]:
         return tuple(id(getattr(module, split_target(target)[0], None)) for target in patch.targets)
 
     def _on_import(self, module: ModuleType) -> None:
         with self._lock:
-            if not self._wanted:
-                return
-            for patch in self.patches:
-                if patch.name not in self._on:
+            for record in self._records.values():
+                if not record.on:
                     continue
-                if patch.name in self._disabled:
-                    if patch.name not in self._said_disabled:  # said here, once torch's logging is set up
-                        self._said_disabled.add(patch.name)
-                        log.info("inductor_fix: %s %s: %s", patch.name, *self._states[patch.name])
+                if record.disabled:
+                    if not record.said_disabled:  # said here, once torch's logging is set up
+                        record.said_disabled = True
+                        log.info("inductor_fix: %s %s: %s", record.patch.name, record.state, record.reason)
                     continue
-                if self._decided.get(patch.name) == self._owners(patch, module):
+                if record.decided_for == self._owners(record.patch, module):
                     continue
-                self._decided[patch.name] = self._owners(patch, module)
-                self._states[patch.name] = self._install(patch, module)
-                state, reason = self._states[patch.name]
-                log.info("inductor_fix: %s %s: %s", patch.name, state, reason)
-                _trace.artifact("inductor_fix_decision", {"patch": patch.name, "state": str(state), "reason": reason,
-                                                          "targets": list(patch.targets)})
+                record.decided_for = self._owners(record.patch, module)
+                record.set(*self._install(record.patch, module))
+                log.info("inductor_fix: %s %s: %s", record.patch.name, record.state, record.reason)
+                _trace.artifact("inductor_fix_decision", {"patch": record.patch.name, "state": str(record.state),
+                                                          "reason": record.reason,
+                                                          "targets": list(record.patch.targets)})
 
     def _install(self, patch: Patch, module: ModuleType) -> tuple[State, str]:
         """Decide and, if right, install ``patch`` on ``module``; never raises."""
@@ -208,7 +208,7 @@ class Lifecycle:
     def remove(self, *names: str) -> Status:
         """Restore the exact original of everything ever wrapped (classes of an earlier
         import of Inductor's module included) and stop patching future imports; with
-        ``names`` (``remove("benchmark-realign")``), of those patches only.
+        ``names``, of those patches only.
 
         Where another library wrapped a target after this package (``mock.patch``, a
         ``wrapt`` wrapper), its wrapper is left in place and ours inside it passes every
@@ -218,36 +218,33 @@ class Lifecycle:
         that ``INDUCTOR_FIX_DISABLE`` turned off keeps saying ``disabled``, with its reason).
         Raises ValueError, changing nothing, if a name is not a patch of the table.
         """
-        selected = self._names("remove", names)
+        selected = self._select("remove", names)
         with self._lock:
-            self._on -= selected
-            if not self._on:
-                self._wanted = False
-                _hook.unregister(self.module_name, self._on_import)
+            for record in selected:
+                record.on = False
+            if not any(record.on for record in self._records.values()):
+                startup.unregister(self.module_name, self._on_import)
             # Newest first: two patches may share a slot. One left under another patch's switch
             # passes calls through and is restored once that one is (so every patch now off
             # is tried again); one under another library's wrapper is said.
-            off = {patch.name for patch in self.patches} - self._on
+            off = {record.patch.name for record in self._records.values() if not record.on}
             left_in_place = [entry for entry in self._registry.restore_all(off)
                              if not self._registry.under_ours(entry)]
-            for patch in self.patches:
-                if patch.name not in selected:
-                    continue
-                self._decided.pop(patch.name, None)
-                left = [entry for entry in left_in_place if entry.patch == patch.name]
+            for record in selected:
+                record.decided_for = None
+                left = [entry for entry in left_in_place if entry.patch == record.patch.name]
                 if left:
                     targets = ", ".join(entry.target for entry in left)
                     reason = (f"inductor_fix.remove(): {targets} is wrapped by another library over inductor_fix's "
                               "wrapper; that wrapper was left in place and ours inside it passes every call through "
                               "(call remove() again once it is gone)")
                     log.warning("%s", reason)
-                    self._states[patch.name] = (State.REMOVED, reason)
-                elif self._states[patch.name][0] == State.APPLIED:
-                    self._states[patch.name] = (State.REMOVED, "inductor_fix.remove() restored the originals")
-                elif self._states[patch.name][0] not in (State.DISABLED, State.REMOVED):  # keep saying why
-                    state, reason = self._states[patch.name]
-                    self._states[patch.name] = (State.REMOVED, f"inductor_fix.remove(); it had wrapped nothing "
-                                                f"({state}: {reason})")
+                    record.set(State.REMOVED, reason)
+                elif record.state == State.APPLIED:
+                    record.set(State.REMOVED, "inductor_fix.remove() restored the originals")
+                elif record.state not in (State.DISABLED, State.REMOVED):  # keep saying why
+                    record.set(State.REMOVED, f"inductor_fix.remove(); it had wrapped nothing "
+                               f"({record.state}: {record.reason})")
             return self.status()
 
     # --- asking -----------------------------------------------------------------------
@@ -258,28 +255,18 @@ class Lifecycle:
         Never imports torch or Inductor.
         """
         with self._lock:
-            patches = tuple(PatchStatus(p.name, p.target, *self._states[p.name], p.activity.snapshot()["counts"])
-                            for p in self.patches)
-            routes = tuple(self._routes)
-        return Status.of(patches, _torch_version(), distribution_version("triton"), __version__, routes)
+            patches = tuple(PatchStatus(r.patch.name, r.patch.target, r.state, r.reason,
+                                        r.patch.activity.snapshot()["counts"]) for r in self._records.values())
+        return Status.of(patches, _torch_version(), distribution_version("triton"), __version__,
+                         tuple(startup.routes))
 
     def activity(self) -> dict[str, dict[str, Any]]:
         """What each patch did in this process: ``{patch name: {"counts": {kind: n},
-        "details": [{"kind", "count", ...}, ...]}}`` (the first 20 details per patch).
-
-        Kinds: cache-key ``collisions_prevented`` (a template's stock codegen-cache key met
-        with a second aliasing pattern: what stock would have replayed, with the template
-        and both patterns); arity-guard ``regenerated``, ``excluded``,
-        ``excluded_at_benchmark`` (template, kernel, its parameters, the arguments);
-        benchmark-realign ``realigned`` choices (kernel, its inputs, the selection's, the
-        captured buffers), ``selections_realigned``, ``realized`` (buffers realized before
-        a selection). Empty counts: the patch found nothing to do in this process.
+        "details": [{"kind", "count", ...}, ...]}}`` (the first 20 details per patch). Each
+        patch declares its kinds (``Patch.activity.kinds``: what one count means, and the
+        line a detail reads as). Empty counts: the patch found nothing to do in this process.
         """
-        return {patch.name: patch.activity.snapshot() for patch in self.patches}
-
-    def is_applied(self) -> bool:
-        with self._lock:
-            return self._wanted
+        return {record.patch.name: record.patch.activity.snapshot() for record in self._records.values()}
 
     def _member(self, target: str) -> tuple[Any, str]:
         if not isinstance(target, str):
@@ -323,29 +310,29 @@ class Lifecycle:
         """Apply (every patch, or the patches ``names``) for the duration of a ``with``
         block; on exit, remove again those that were not applied before the block.
         ValueError for a name that is not a patch, before anything changes."""
-        selected = self._names("applied", names)
+        selected = self._select("applied", names)
         with self._lock:
-            before = set(self._on)
+            added = [record.patch.name for record in selected if not record.on]
         try:
             yield self.apply(*names)
         finally:
-            if selected - before:
-                self.remove(*sorted(selected - before))
+            if added:
+                self.remove(*added)
 
     @contextlib.contextmanager
     def removed(self, *names: str) -> Iterator[Status]:
         """Run a ``with`` block on stock Inductor, or without the patches ``names``
-        (``removed("benchmark-realign")``: the others stay; the negative control in tests);
+        (a patch's name: the others stay; the negative control in tests);
         on exit, re-apply those that were applied before the block. ValueError for a name
         that is not a patch, before anything changes."""
-        selected = self._names("removed", names)
+        selected = self._select("removed", names)
         with self._lock:
-            before = self._on & selected
+            before = [record.patch.name for record in selected if record.on]
         try:
             yield self.remove(*names)
         finally:
             if before:
-                self.apply(*sorted(before))
+                self.apply(*before)
 
 
 #: The fix of this process.

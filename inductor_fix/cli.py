@@ -69,12 +69,12 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _ops(text: str) -> list[str]:
-    from .check.table import OPS
+    from .check.table import ops as known
 
     ops = list(dict.fromkeys(op.strip() for op in text.split(",") if op.strip()))
-    unknown = [op for op in ops if op not in OPS]
+    unknown = [op for op in ops if op not in known()]
     if not ops or unknown:
-        raise argparse.ArgumentTypeError(f"expected a comma-separated list of {', '.join(OPS)}; got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list of {', '.join(known())}; got {text!r}")
     return ops
 
 
@@ -147,9 +147,9 @@ def _claim_own_import() -> None:
     main_module = getattr(sys.modules.get("__main__"), "__spec__", None)
     if os.path.basename(sys.argv[0]).startswith("inductor-fix") or \
             getattr(main_module, "name", None) == "inductor_fix.__main__":
-        from ._lifecycle import LIFECYCLE
+        import _inductor_fix_autoload
 
-        LIFECYCLE.activated("cli", claims_import=True)
+        _inductor_fix_autoload.record("cli", claims_import=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -169,13 +169,14 @@ def _main(argv: list[str] | None) -> int:
 
     from ._version import __version__
     from ._versions import DISTRIBUTION, distribution_version, project_url
+    from .patches import PATCHES
 
     program = _program()
     issues = project_url("Issues")
     parser = argparse.ArgumentParser(
         prog=program,
-        description="Fix for Inductor's max-autotune template-argument crashes\n"
-        "(pytorch/pytorch#188069, codegen-cache aliasing; #194515, FlexAttention captured buffers).",
+        description="Fix for Inductor's max-autotune template-argument crashes:\n"
+        + "\n".join(f"  {patch.name}: {patch.upstream}" for patch in PATCHES),
         epilog=f"examples:\n  {program} status --require protected   # exit 1 unless this torch is protected\n"
         f"  {program} check\n  {program} run --report job.jsonl -- torchrun --nproc-per-node 8 train.py\n"
         f"  {program} report job.jsonl"
@@ -237,14 +238,12 @@ def _main(argv: list[str] | None) -> int:
         "case in a fresh process and Inductor cache. Exit status: "
         + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_STATUS.items()) + ".",
     )
-    from .check.runner import DEFAULT_OPS
-    from .check.table import OPS
+    from .check.table import default_ops, workloads
 
+    described = "; ".join(f"{op}: {workload.help}" for op, workload in workloads().items() if workload.help)
     check.add_argument(
-        "--ops", type=_ops, default=",".join(DEFAULT_OPS),
-        help=f"comma-separated, from {', '.join(OPS)} (bmm_t: bmm of x and x transposed; flex, flex_decoding: "
-        "FlexAttention with a gathered bias, pytorch/pytorch#194515; flex_backward: a training step of it under "
-        "selective activation checkpointing) (default: %(default)s)",
+        "--ops", type=_ops, default=",".join(default_ops()),
+        help=f"comma-separated, from {', '.join(workloads())} ({described}) (default: %(default)s)",
     )
     check.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                        help="cuda: run the kernels on the GPU and compare outputs with eager; cpu: the Triton-on-CPU "

@@ -1,13 +1,13 @@
 """``inductor-fix run -- CMD ...``: run a command with the fix active in all its Python processes.
 
 The command runs with this package's start-up folder (``inductor_fix/_bootstrap``)
-first on ``PYTHONPATH``; its ``sitecustomize`` imports ``inductor_fix`` in every Python
-process that inherits the variable, then chains any ``sitecustomize`` that was there
-before. Nothing installed is edited, and a process started without the variable
-(``env -i``, a scrubbed environment, ``python -E``/``-I``/``-S``, which ignore it or
-``site``) runs stock torch. ``INDUCTOR_FIX_DISABLE``
-passes through unchanged, so it still switches patches off in each process. The
-same mechanism as ``opentelemetry-instrument`` and ``ddtrace-run``.
+first on ``PYTHONPATH``; its ``sitecustomize`` starts the package (route ``run``: it is
+imported when Inductor loads) in every Python process that inherits the variable, then
+chains any ``sitecustomize`` that was there before. Nothing installed is edited, and a
+process started without the variable (``env -i``, a scrubbed environment, ``python
+-E``/``-I``/``-S``, which ignore it or ``site``) runs stock torch. ``INDUCTOR_FIX_DISABLE``
+passes through unchanged, so it still switches patches off in each process. The same
+mechanism as ``opentelemetry-instrument`` and ``ddtrace-run``.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def run(command: Sequence[str], report: str | None = None) -> NoReturn | int:
         if os.sep in command[0] and os.path.exists(command[0]):  # a shell's 126, not "not found"
             raise LaunchError(f"cannot run {command[0]}: not an executable file", 126)
         raise LaunchError(f"command not found: {command[0]}")
-    from .report import VARIABLE
+    from ._report_writer import VARIABLE
 
     if report is not None:
         env[VARIABLE] = report_path(report)

@@ -4,24 +4,24 @@ Each drill takes the installed torch, calls it ``2.16.0.dev20261201+cu130`` (a
 release with no recorded fingerprints, so only the behaviour probes judge it),
 changes ``torch._inductor.select_algorithm`` the way upstream changes usually
 look, and then applies the package exactly as ``import inductor_fix`` would.
-Drills that move what one patch wraps live beside that patch's tests
-(``test/<patch module>/drift_drills.py``: a ``DRILLS`` dict like the one here) and
-are found through the patch table; the general ones are here:
+Drills that move what one patch wraps are the ``drills`` part of its folder
+(``inductor_fix/patches/<folder>/drills.py``: ``DRILLS``, name -> ``(move, state)``), found
+through the patch table; the general ones are here, and each patch says in its part which
+of them leave it other than ``applied`` (``UNDER``):
 
 - ``stock``: nothing moved (the control).
 - ``generate-keyword``: ``TritonTemplate.generate`` gains a keyword-only parameter.
 - ``renamed-class``: ``TritonTemplateCaller`` is renamed ``TritonTemplateChoice``.
 
 Each drill runs in a fresh process: ``python test/drift.py [NAME ...]`` prints one
-line per drill and patch. A drill names the states it expects of the patches it
-moves; every other patch must still apply. A drill never raises, and a patch that
-does not fit says ``unsupported`` with its one-line reason.
+line per drill and patch. A patch's drill names the state it expects of that patch; every
+other patch must still apply. A drill never raises, and a patch that does not fit says
+``unsupported`` with its one-line reason.
 """
 
 from __future__ import annotations
 
 import ast
-import importlib.util
 import inspect
 import json
 import os
@@ -31,7 +31,7 @@ import textwrap
 import types
 from typing import Any, Callable, NamedTuple
 
-__all__ = ["DRILLS", "NIGHTLY", "Drill", "expected_states", "gains_keyword", "main", "redefined", "run"]
+__all__ = ["DRILLS", "NIGHTLY", "Drill", "drills", "expected_states", "gains_keyword", "main", "redefined", "run"]
 
 NIGHTLY = "2.16.0.dev20261201+cu130"
 
@@ -76,29 +76,32 @@ class Drill(NamedTuple):
     expected: dict[str, str]
 
 
-GENERAL: dict[str, Drill] = {
-    "stock": Drill(lambda module: None, {}),
-    "generate-keyword": Drill(gains_keyword("TritonTemplate", "generate", "prologue_fusion_hint"), {}),
-    "renamed-class": Drill(_renamed_class, {"arity-guard": "unsupported", "benchmark-realign": "unsupported"}),
+#: The general drills: name -> how it moves the module (each patch's ``UNDER`` says what it expects).
+GENERAL: dict[str, Callable[[types.ModuleType], None]] = {
+    "stock": lambda module: None,
+    "generate-keyword": gains_keyword("TritonTemplate", "generate", "prologue_fusion_hint"),
+    "renamed-class": _renamed_class,
 }
 
 
-def _patch_drills() -> dict[str, Drill]:
-    """The ``DRILLS`` of ``test/<module>/drift_drills.py`` for each patch of the table."""
-    from inductor_fix.patches import PATCHES
+def drills(patches: Any = None) -> dict[str, Drill]:
+    """Every drill: the general ones, then each patch's (its folder's ``drills`` part), with
+    the state each expects of each patch of ``patches`` (default: the table)."""
+    from inductor_fix import patches as table
 
-    found: dict[str, Drill] = {}
-    for patch in PATCHES:
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), patch.module, "drift_drills.py")
-        if os.path.isfile(path):
-            spec = importlib.util.spec_from_file_location(f"{patch.module}_drift_drills", path)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            found.update(module.DRILLS)
+    patches = table.PATCHES if patches is None else patches
+    kit = sys.modules[__name__]
+    parts = {patch.name: patch.part("drills") for patch in patches}
+    found = {name: Drill(move, {patch: part.UNDER[name] for patch, part in parts.items()
+                                if part is not None and name in getattr(part, "UNDER", {})})
+             for name, move in GENERAL.items()}
+    for patch, part in parts.items():
+        for name, (move, state) in (getattr(part, "DRILLS", None) or {}).items():
+            found[name] = Drill(lambda module, move=move: move(module, kit), {patch: state})
     return found
 
 
-DRILLS: dict[str, Drill] = {**GENERAL, **_patch_drills()}
+DRILLS: dict[str, Drill] = drills()
 
 
 def expected_states(name: str) -> dict[str, str]:
@@ -108,32 +111,41 @@ def expected_states(name: str) -> dict[str, str]:
     return {patch.name: DRILLS[name].expected.get(patch.name, "applied") for patch in PATCHES}
 
 
-def _one(name: str) -> dict:
-    """In this process (started with INDUCTOR_FIX_DISABLE=1): move the internals, then apply."""
+def _one(name: str, extra: str | None = None) -> dict:
+    """In this process (started with INDUCTOR_FIX_DISABLE=1): move the internals, then apply.
+    ``extra``: a module whose ``PATCH`` joins the table first (a patch that exists only in a test)."""
+    import importlib
     import warnings
 
     import torch
 
     import inductor_fix
+    from inductor_fix import patches as table
+    from inductor_fix._lifecycle import Lifecycle
 
+    lifecycle = inductor_fix._lifecycle.LIFECYCLE
+    if extra:
+        table.PATCHES = (*table.PATCHES, importlib.import_module(extra).PATCH)
+        lifecycle = Lifecycle(table.PATCHES)  # the package's own applied nothing (disabled)
     torch.__version__ = NIGHTLY
     from torch._inductor import select_algorithm
 
-    DRILLS[name].move(select_algorithm)
+    drills()[name].move(select_algorithm)
     os.environ.pop("INDUCTOR_FIX_DISABLE")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        status = inductor_fix.apply()
+        status = lifecycle.apply()
     return {"drill": name, **status.to_dict(), "warnings": [str(w.message) for w in caught]}
 
 
-def run(name: str, timeout: float = 300) -> dict:
-    """The status a user would see after drill ``name``, from a fresh process."""
+def run(name: str, timeout: float = 300, extra: str | None = None) -> dict:
+    """The status a user would see after drill ``name``, from a fresh process (``extra``: see
+    :func:`_one`; its folder must be on ``PYTHONPATH``)."""
     here = os.path.dirname(os.path.abspath(__file__))
     env = dict(os.environ, INDUCTOR_FIX_DISABLE="1",
                PYTHONPATH=os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])))
     process = subprocess.run([sys.executable, "-c", "import sys, drift; sys.exit(drift.main(sys.argv[1:]))",
-                              "--one", name],
+                              "--one", name, *(["--extra", extra] if extra else [])],
                              capture_output=True, text=True, env=env, timeout=timeout)
     lines = [line for line in process.stdout.splitlines() if line.startswith("{")]
     if process.returncode or not lines:
@@ -146,10 +158,11 @@ def main(argv: list[str]) -> int:
         print(__doc__)
         return 0
     if argv[:1] == ["--one"]:  # the child process of run()
-        if len(argv) != 2 or argv[1] not in DRILLS or os.environ.get("INDUCTOR_FIX_DISABLE") != "1":
+        extra = argv[3] if len(argv) == 4 and argv[2] == "--extra" else None
+        if len(argv) not in (2, 4) or (len(argv) == 4 and not extra) or os.environ.get("INDUCTOR_FIX_DISABLE") != "1":
             print("--one NAME is run()'s child: use python test/drift.py [NAME ...]", file=sys.stderr)
             return 2
-        print(json.dumps(_one(argv[1])), flush=True)
+        print(json.dumps(_one(argv[1], extra)), flush=True)
         return 0
     names = argv or list(DRILLS)
     unknown = [name for name in names if name not in DRILLS]

@@ -27,8 +27,6 @@ try:
 except ImportError:  # torch <= 2.7 calls it fresh_inductor_cache
     from torch._inductor.utils import fresh_inductor_cache as fresh_cache  # noqa: F401
 
-#: What the arity guard counts when it has to act (``counters["inductor_fix"]``).
-GUARD_KINDS = ("regenerated", "excluded", "excluded_at_benchmark")
 #: Max relative error against eager a GPU-mode result may have, per dtype.
 TOLERANCE = {"float32": 1e-3, "float16": 2e-2, "bfloat16": 6e-2}
 
@@ -39,6 +37,18 @@ def affected(op: str) -> bool:
     affected range of the patch that lists ``op`` (False if no patch does)."""
     patch = patch_for_op(op)
     return patch is not None and patch.crashes(op, torch.__version__)
+
+
+def safety_nets_acted() -> dict[str, int]:
+    """What the safety-net patches (those with no ``check`` op: they act only inside the others'
+    workloads) counted in ``counters["inductor_fix"]`` since it was cleared, by kind: a suite of
+    another patch asserts they never had to act."""
+    from torch._dynamo.utils import counters
+
+    from inductor_fix.patches import PATCHES
+
+    kinds = [kind for patch in PATCHES if not patch.check_ops for kind in patch.activity.kinds]
+    return {kind: counters["inductor_fix"][kind] for kind in kinds if counters["inductor_fix"][kind]}
 
 
 def needs_ops(*ops: str) -> Any:
@@ -111,3 +121,54 @@ def report(name: str, **figures) -> None:
     if path:
         with open(path, "a") as handle:
             handle.write(line + "\n")
+
+
+def optimizer_step(device: str, *, compare: bool, batch: int = 4, n: int = 128, dtype: Any = None) -> list[Any]:
+    """The pattern of the upstream report: a Shampoo/SOAP-style preconditioner.
+
+    Compile 1 (aliased): ``L.lerp_(G @ G^T, 1 - beta)`` and ``R.lerp_(G^T @ G, 1 - beta)``
+    as einsums of the batched gradient ``G`` (batch, n, n) with itself. Compile 2
+    (distinct): the projection ``Q_L^T @ G @ Q_R`` as one einsum of ``G`` with two
+    other matrices of the same shape. Their bmm templates see equal layouts, so
+    stock Inductor replays compile 1's one-pointer kernel for compile 2 and crashes.
+    ``compare=True`` checks both compiled results (state updates, projection) against eager.
+    """
+    import torch
+    from inductor_fix.check.workloads import MODE, compile_step, max_rel_error
+    from torch._inductor import config
+
+    beta = 0.95
+
+    def update(grad, left, right):
+        left.lerp_(torch.einsum("bij,bkj->bik", grad, grad), 1 - beta)
+        right.lerp_(torch.einsum("bji,bjk->bik", grad, grad), 1 - beta)
+
+    def project(grad, q_left, q_right):
+        return torch.einsum("bji,bjk,bkl->bil", q_left, grad, q_right)
+
+    generator = torch.Generator(device="cpu").manual_seed(0)
+
+    def tensor():
+        return torch.randn(batch, n, n, generator=generator).to(device=device, dtype=dtype or torch.float32)
+
+    grad, q_left, q_right = tensor(), tensor(), tensor()
+    steps: list[Any] = []
+    torch._dynamo.reset()
+    with config.patch(fx_graph_cache=False):
+        for aliased, function, make_args in (
+            (True, update, lambda: (grad, torch.zeros_like(grad), torch.zeros_like(grad))),
+            (False, project, lambda: (grad, q_left, q_right)),
+        ):
+            args, eager_args = make_args(), make_args()
+
+            def check(result, function=function, args=args, eager_args=eager_args):
+                expected = function(*eager_args)
+                # update() returns None and mutates its state arguments: compare those.
+                pairs = [(result, expected)] if result is not None else list(zip(args[1:], eager_args[1:]))
+                return max(max_rel_error(a, e) for a, e in pairs)
+
+            compiled = torch.compile(function, mode=MODE, fullgraph=True)
+            steps.append(compile_step(aliased, compiled, args, device, check if compare else None))
+            if steps[-1].error:
+                break
+    return steps

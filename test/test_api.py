@@ -24,12 +24,13 @@ import torch._inductor.select_algorithm as select_algorithm
 from inductor_fix import State
 from inductor_fix._lifecycle import LIFECYCLE
 from inductor_fix._registry import MARKER
-from inductor_fix.patches import PATCHES, TARGETS
+from inductor_fix.patches import PATCHES, targets
 from inductor_fix.patches.base import CODEGEN_CACHE_ADDED, function_of, split_target
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 from torch._inductor.test_case import TestCase, run_tests
 
+TARGETS = targets()
 #: (class, attribute) of every patch target, from the patch table.
 WRAPPED = tuple((getattr(select_algorithm, owner), name) for owner, name in map(split_target, TARGETS))
 

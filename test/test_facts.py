@@ -1,6 +1,6 @@
 """Each fact once: the releases each patch fixes are written in its entry
-(``Patch.affected``); the package docstring, each patch module's docstring, README and
-the package metadata say the same, or this fails."""
+(``Patch.affected``); each patch folder's docstring, README and the package metadata say
+the same, or this fails."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from pathlib import Path
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-import inductor_fix
 from inductor_fix.patches import PATCHES
 from torch._inductor.test_case import TestCase, run_tests
 
@@ -41,23 +40,16 @@ class TestFactsAgree(TestCase):
     def test_span(self) -> None:
         self.assertEqual([span(">=2.9.0,<2.15.0"), span(">=2.7.0")], ["2.9-2.14", "2.7+"])
 
-    def test_package_docstring_names_each_patchs_releases(self) -> None:
-        lines = inductor_fix.__doc__.splitlines()
-        for patch in PATCHES:
-            row = next(number for number, line in enumerate(lines) if line.startswith(f"``{patch.name}``"))
-            self.assertIn(span(patch.affected), lines[row] + lines[row + 1], patch.name)  # a row is two lines
-
-    def test_each_patch_module_says_its_releases_and_when_to_delete_it(self) -> None:
+    def test_each_patch_folder_says_its_releases_and_when_to_delete_it(self) -> None:
         for patch in PATCHES:
             module = importlib.import_module(f"inductor_fix.patches.{patch.module}")
             doc = " ".join(module.__doc__.split())
             self.assertIn(f"affected: {span(patch.affected)}", doc, patch.name)
-            self.assertIn("Delete this module", doc, patch.name)
-            self.assertIn(patch.diff.split("-")[0], doc, patch.name)
-            # Its retirement list names everything of it (tools/bench table fails on a stray result).
-            check = ROOT / "inductor_fix" / "check" / f"{patch.module}.py"  # its check workloads, if any
-            for path in [f"test/{patch.module}/", f"tools/bench_lib/{patch.module}.py",
-                         *([f"inductor_fix/check/{patch.module}.py"] if check.is_file() else []),
+            self.assertIn("Delete the folder", doc, patch.name)
+            self.assertIn("its line in the patch table", doc, patch.name)
+            # Its retirement list names everything of it outside the folder (tools/bench table
+            # fails on a stray result): its diffs, its tests, its benchmark results.
+            for path in [*(f"patches/{diff.split('-')[0]}-*" for diff in patch.diffs), f"test/{patch.module}/",
                          *(f"docs/bench/{p.name}" for p in (ROOT / "docs" / "bench").glob(f"{patch.module}*.json"))]:
                 self.assertTrue(path in doc or re.sub(r"-\w+\.json$", "-*.json", path) in doc, (patch.name, path))
 
@@ -69,11 +61,12 @@ class TestFactsAgree(TestCase):
     def test_check_workloads_are_each_patchs_check_ops(self) -> None:
         # `inductor-fix check` runs what each patch's check module declares, found through the
         # table: its ops are the patch's check_ops, in order, and no op belongs to two patches.
-        from inductor_fix.check.table import OPS, patch_modules
+        from inductor_fix.check.table import ops, patch_modules
 
-        declared = {module.__name__.rpartition(".")[2]: [w.op for w in module.WORKLOADS] for module in patch_modules()}
+        declared = {module.__name__.split(".")[-2]: [w.op for w in module.WORKLOADS] for module in patch_modules()}
         self.assertEqual(declared, {p.module: list(p.check_ops) for p in PATCHES if p.check_ops})
-        self.assertEqual(list(OPS), [op for p in PATCHES for op in p.check_ops])
+        self.assertEqual(list(ops()), [op for p in PATCHES for op in p.check_ops])
+        self.assertEqual(len(set(ops())), len(ops()))
 
     def test_readme_names_each_patchs_releases(self) -> None:
         readme = " ".join((ROOT / "README.md").read_text().split())

@@ -19,10 +19,16 @@ PACKAGE = "inductor_fix"
 ROOT = Path(__file__).resolve().parents[1] / PACKAGE
 
 #: Layers, lowest first: a module may import its own layer or a lower one, never a higher one.
-#: 0, the core: the private modules, the patch table and its patches, the status data;
-#: 1, the job report and ``inductor-fix run``'s launcher; 2, the package's ``__init__``
-#: (the public API); 3, ``check``; 4, the command line.
+#: 0, the core: the private modules, the patch table and each patch's fix and activity, the
+#: status data; 1, the job report (writer and reader) and ``inductor-fix run``'s launcher; 2,
+#: the package's ``__init__`` (the public API); 3, ``check`` and each patch's check, seams,
+#: bench and drills parts; 4, the command line.
 LAYERS = ("core", "report, launcher", "the package __init__", "check", "cli")
+
+
+#: The parts of a patch's folder that belong to ``check``'s layer (its workloads, harness
+#: seams, benchmark and drift drills use check's machinery); the fix itself is core.
+CHECK_PARTS = ("check", "seams", "bench", "drills")
 
 
 def layer(module: str) -> int:
@@ -30,9 +36,13 @@ def layer(module: str) -> int:
     if not parts:
         return 2
     first = parts[0]
+    if first == "patches" and len(parts) == 3 and parts[2] in CHECK_PARTS:
+        return 3
+    if first in ("_report_writer", "report", "launcher"):
+        return 1
     if first.startswith("_") and first != "__main__" or first in ("patches", "status"):
         return 0
-    return {"report": 1, "launcher": 1, "check": 3, "cli": 4, "__main__": 4}[first]
+    return {"check": 3, "cli": 4, "__main__": 4}[first]
 
 
 def modules() -> dict[str, Path]:
@@ -127,7 +137,7 @@ class TestImportGraph(unittest.TestCase):
         edges = graph()
         self.assertIn("inductor_fix.patches.base", edges["inductor_fix._registry"])  # from .patches.base import
         self.assertIn("inductor_fix.patches", edges["inductor_fix._registry"])  # the package it runs first
-        self.assertIn("inductor_fix._hook", edges["inductor_fix._bootstrap.sitecustomize"])  # inside a function
+        self.assertIn("inductor_fix._trace", edges["inductor_fix._activity"])  # inside a function
         self.assertIn("inductor_fix.check.runner", edges["inductor_fix.cli"])  # inside a function
 
     def test_a_planted_cycle_and_an_upward_import_are_caught(self) -> None:

@@ -45,7 +45,7 @@ class TestMatrixExpectations(TestCase):
                                  (name, version))
                 patched_passes = not stock_fails or release in SpecifierSet(suite.patched_passes)
                 self.assertEqual(ex.expected(f"{name}:patched", version), "PASS" if patched_passes else "FAIL")
-        # Where a patch's bug is but the patch does not fit (2.7's benchmark-realign), unsupported is the truth.
+        # Where a patch's bug is but the patch does not fit it (Patch.supported), unsupported is the truth.
         for version in ("2.7.1", "2.14.1+cu130"):
             misfit = any(p.is_affected(version) and not p.fits(version) for p in PATCHES)
             self.assertEqual(ex.fix_states(version), ("unsupported",) if misfit else ("applied", "not-needed"))
@@ -362,7 +362,8 @@ class TestNightly(TestCase):
         import zipfile
 
         import torch
-        from inductor_fix.patches import TARGETS, base
+        from inductor_fix.patches import base, targets
+        TARGETS = targets()
 
         tool = _record_fingerprints()
         data = tool.DATA.read_text()

@@ -31,8 +31,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from inductor_fix.patches import MODULE, TARGETS  # noqa: E402
+from inductor_fix.patches import MODULE, targets  # noqa: E402
 from inductor_fix.patches.base import FINGERPRINTS_FILE, fingerprint, recorded_fingerprints  # noqa: E402
+
+#: Every "Class.attribute" a patch of the table wraps, once.
+TARGETS = targets()
 
 SOURCE = "torch/_inductor/select_algorithm.py"
 DATA = Path(__file__).resolve().parents[1] / "inductor_fix" / "patches" / FINGERPRINTS_FILE

@@ -4,12 +4,12 @@ At start-up Python's ``site`` imports the first ``sitecustomize`` module on
 ``sys.path``. ``inductor-fix run`` puts this folder first on ``PYTHONPATH``, which
 children inherit (``torchrun`` ranks, ``multiprocessing`` spawns; Inductor's compile
 and autotune workers build theirs from ``sys.path``), so each of them runs this file.
-It imports nothing: it puts a finder on ``sys.meta_path`` that imports ``inductor_fix``
-only when torch starts importing what the package hooks (torch's log registry, then
-Inductor's ``select_algorithm``), so a process that never imports torch pays almost
-nothing. Then it runs the ``sitecustomize`` that would have run without it, if any.
-Never raises for its own reasons: a Python that cannot import the package says so once
-on stderr and runs on stock torch.
+It starts the package's one start-up path by the route ``"run"``
+(``_inductor_fix_autoload.start``: hooks that import the package only when Inductor
+loads), so a process that never imports torch pays almost nothing. Then it runs the
+``sitecustomize`` that would have run without it, if any. Never raises for its own
+reasons: a Python that cannot import the start-up module says so once on stderr and runs
+on stock torch.
 """
 
 import sys
@@ -17,31 +17,16 @@ import sys
 #: Marks every copy of this file, so that no copy chains to another (two installs, a
 #: symlink, a nested ``run``): the next ``sitecustomize`` is always someone else's.
 MARKER = "inductor_fix start-up hook"
-#: The first module torch imports that the package hooks (TORCH_LOGS registration), and
-#: the one it patches; whichever comes first imports the package.
-TRIGGERS = ("torch._logging._registrations", "torch._inductor.select_algorithm")
 
 
-class _Trigger:  # a sys.meta_path finder by protocol
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname not in TRIGGERS:
-            return None
-        while self in sys.meta_path:
-            sys.meta_path.remove(self)
-        try:
-            first = "inductor_fix" not in sys.modules  # else torch's autoload imported it already
-            import inductor_fix._hook as hook  # applies the fix; registers the package's own finder
-            from inductor_fix._lifecycle import LIFECYCLE
-
-            LIFECYCLE.activated("run", claims_import=first)
-        except Exception as error:  # e.g. a python of another environment on PATH
-            sys.stderr.write(
-                f"inductor-fix run: {sys.executable} cannot import inductor_fix "
-                f"({type(error).__name__}: {error}); this process runs without the fix\n"
-            )
-            return None
-        # The import in progress has passed the package's finder already: ask it directly.
-        return hook.FINDER.find_spec(fullname, path, target)
+def _start() -> None:
+    try:
+        import _inductor_fix_autoload
+    except Exception as error:  # e.g. a python of another environment on PATH
+        sys.stderr.write(f"inductor-fix run: {sys.executable} cannot import inductor_fix's start-up module "
+                         f"({type(error).__name__}: {error}); this process runs without the fix\n")
+        return
+    _inductor_fix_autoload.start("run")
 
 
 def _chain() -> None:
@@ -69,6 +54,5 @@ def _chain() -> None:
     spec.loader.exec_module(module)
 
 
-if "inductor_fix" not in sys.modules:
-    sys.meta_path.insert(0, _Trigger())
+_start()
 _chain()

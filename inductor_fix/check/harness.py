@@ -13,11 +13,10 @@ CPU driver, so this harness replaces exactly three seams, and nothing else:
    the template kernel's Python signature and raises ``TypeError`` exactly where
    the real launcher would. Nothing is computed: outputs are meaningless.
 
-A patch whose ``check`` workloads need more seams declares them in its own module,
-``inductor_fix/check/<patch module>.py`` (``harness_seams()``; found through the patch
-table, :func:`inductor_fix.check.table.harness_seams`, and deleted with the patch):
-benchmark-realign's FlexAttention workloads add seams 4-6 there (the lowering's CPU
-dispatch, a stand-in GPU, the API's refusal of a CPU backward).
+A patch whose ``check`` workloads need more seams declares them in its folder's ``check``
+part (``harness_seams()``; found through the patch table,
+:func:`inductor_fix.check.table.harness_seams`, and deleted with the patch); the FlexAttention
+workloads add three there (``python -m pydoc`` of that part says which and why).
 
 Also set, because the harness needs them: ``autotune_local_cache=False`` (else a
 second compile reuses timings and never launches), ``compile_threads=1`` (keeps

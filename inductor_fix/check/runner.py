@@ -1,13 +1,11 @@
 """``python -m inductor_fix check``: does the installed torch crash, and does the fix stop it?
 
-Each patch declares the ops that show its bug, in ``inductor_fix/check/<patch
-module>.py``, found through the patch table (:mod:`inductor_fix.check.table`). For each
-matmul op (bmm, mm, addmm, baddbmm) and order (alias-first, distinct-first) it runs the
-two-compile sequence (pytorch/pytorch#188069), and for each
-FlexAttention op (flex, flex_decoding) the gathered-bias compile (#194515), and for
-flex_backward a training step of it under selective activation checkpointing, twice:
-stock (``INDUCTOR_FIX_DISABLE=1``) and patched, each in a fresh subprocess with a
-fresh ``TORCHINDUCTOR_CACHE_DIR``, and prints a verdict table.
+Each patch declares the ops that show its bug in the ``check`` part of its folder, found
+through the patch table (:mod:`inductor_fix.check.table`): each op runs in one or more
+sequences (both aliasing orders of a two-compile matmul sequence, a single compile of a
+FlexAttention workload ...). ``check`` runs every sequence of the chosen ops twice: stock
+(``INDUCTOR_FIX_DISABLE=1``) and patched, each in a fresh subprocess with a fresh
+``TORCHINDUCTOR_CACHE_DIR``, and prints a verdict table.
 
 On a CUDA machine the kernels run for real and patched outputs are compared
 with eager. On a CPU-only machine the Triton-on-CPU harness
@@ -37,10 +35,10 @@ from typing import Any, Sequence
 import inductor_fix
 
 from .._versions import please_report
-from ..patches import PATCHES, patch_for_op
+from ..patches import patch_for_op
 from .case import RESULT_MARKER, ignore_cpu_backend_warning
 from .child import Stopped, run_child, stop_all
-from .table import harness_notes, label_of, orders_of, steps_of
+from .table import default_ops, harness_notes, label_of, orders_of, steps_of
 
 __all__ = ["EXIT_STATUS", "Case", "run_check", "verdict"]
 
@@ -53,9 +51,6 @@ EXIT_STATUS = {
 WIDTH = 100  # the table; prose and error notes wrap at PROSE, for 80-column terminals
 PROSE = 80
 
-#: What ``check`` runs unless ``--ops`` says otherwise: the ops each patch lists, but
-#: ``bmm_t`` (the same kernels as ``bmm``, transposed; ``--ops bmm_t`` runs it).
-DEFAULT_OPS = tuple(op for patch in PATCHES for op in patch.check_ops if op != "bmm_t")
 MODES = ("stock", "patched")
 
 #: Each patch's own seams add a sentence between these two (its HARNESS_NOTE).
@@ -217,7 +212,7 @@ def _wrapped(text: str, indent: str = "") -> str:
 
 
 def run_check(
-    ops: Sequence[str] = DEFAULT_OPS,
+    ops: Sequence[str] | None = None,
     device: str = "auto",
     jobs: int | None = None,
     timeout: float = 1800.0,
@@ -285,7 +280,7 @@ def _run_check(ops: Sequence[str], device: str, jobs: int | None, timeout: float
     else:
         print(f"CUDA: {torch.cuda.get_device_name()}; kernels run for real, patched outputs compared with eager.")
     cases = [Case(op, order, mode, device, affected=_affected(op, str(status.torch_version)))
-             for op in ops for order in orders_of(op) for mode in MODES]
+             for op in (default_ops() if ops is None else ops) for order in orders_of(op) for mode in MODES]
     print(_wrapped(f"running {len(cases)} cases, {jobs} at a time, each in a fresh process and Inductor cache: "
                    + _estimate(len(cases), jobs, device, cpus)), flush=True)
     lock = threading.Lock()

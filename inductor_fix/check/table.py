@@ -1,47 +1,43 @@
 """The check table: every patch's ``check`` workloads, found through the patch table.
 
-A patch shows its bug to ``inductor-fix check`` through ``inductor_fix/check/<patch
-module>.py``, a module deleted with the patch, which declares ``WORKLOADS`` (one
-:class:`~inductor_fix.check.workloads.Workload` per op of its ``check_ops``), optionally
-``harness_seams`` (a context manager the CPU harness enters besides its own seams) and
-``HARNESS_NOTE`` (what ``check`` says about those seams). A patch without such a module
-has no ``check`` ops. Nothing here imports torch.
+A patch shows its bug to ``inductor-fix check`` through the ``check`` part of its folder
+(``inductor_fix/patches/<module>/check.py``, :meth:`~inductor_fix.patches.base.Patch.part`),
+which declares ``WORKLOADS`` (one :class:`~inductor_fix.check.workloads.Workload` per op),
+optionally ``harness_seams`` (a context manager the CPU harness enters besides its own
+seams) and ``HARNESS_NOTE`` (what ``check`` says about those seams). A patch without one has
+no ``check`` ops. Nothing here imports torch, and nothing here names a patch or an op.
 """
 
 from __future__ import annotations
 
-import functools
-import importlib
-import importlib.util
 from types import ModuleType
 from typing import Any, Callable, ContextManager
 
-from ..patches import PATCHES
+from .. import patches as table
 from .workloads import Step, Workload
 
-__all__ = ["OPS", "harness_notes", "harness_seams", "label_of", "orders_of", "patch_modules", "run_sequence",
-           "steps_of", "workloads"]
+__all__ = ["default_ops", "harness_notes", "harness_seams", "label_of", "ops", "orders_of", "patch_modules",
+           "run_sequence", "steps_of", "workloads"]
 
 
-@functools.cache
 def patch_modules() -> tuple[ModuleType, ...]:
-    """The ``check`` module of each patch of the table that has one, in table order."""
-    found = []
-    for patch in PATCHES:
-        name = f"{__package__}.{patch.module}"
-        if importlib.util.find_spec(name) is not None:
-            found.append(importlib.import_module(name))
-    return tuple(found)
+    """The ``check`` part of each patch of the table that has one, in table order."""
+    return tuple(part for patch in table.PATCHES if (part := patch.part("check")) is not None)
 
 
-@functools.cache
 def workloads() -> dict[str, Workload]:
     """op -> its :class:`Workload`, every patch's, in table order."""
     return {workload.op: workload for module in patch_modules() for workload in module.WORKLOADS}
 
 
-#: Every op ``check --ops`` takes.
-OPS: tuple[str, ...] = tuple(workloads())
+def ops() -> tuple[str, ...]:
+    """Every op ``check --ops`` takes."""
+    return tuple(workloads())
+
+
+def default_ops() -> tuple[str, ...]:
+    """The ops ``check`` runs without ``--ops`` (each workload's ``default``)."""
+    return tuple(op for op, workload in workloads().items() if workload.default)
 
 
 def orders_of(op: str) -> tuple[str, ...]:
@@ -60,9 +56,9 @@ def label_of(op: str, order: str) -> str:
 
 
 def run_sequence(name: str, order: str, device: str, *, compare: bool, **options: Any) -> list[Step]:
-    """Run sequence ``order`` of op ``name`` in this process (the op's patch's workload, e.g.
-    ``run_sequence("bmm", "alias-first", "cpu", compare=False)``); ``options`` (``dtype``,
-    ...) go to the workload. KeyError for an op or order no patch declares."""
+    """Run sequence ``order`` of op ``name`` in this process (the op's patch's workload);
+    ``options`` (``dtype``, ...) go to the workload. KeyError for an op or order no patch
+    declares."""
     workload = workloads()[name]
     if order not in workload.sequences:
         raise KeyError(f"{name} has no sequence {order!r}; it has {', '.join(workload.sequences)}")

@@ -1,16 +1,14 @@
 """What ``check``'s workloads are made of, shared by every patch's: a :class:`Workload`
-(an op, its sequences, how one runs), the compile of one step, and the matmul compiles.
+(an op, its sequences, how one runs, whether ``check`` runs it unasked), the compile of one
+step, and two-compile sequences of a template :class:`Op` with and without aliased operands.
 
-Each patch declares its own workloads in ``inductor_fix/check/<patch module>.py``
-(``WORKLOADS``), found through the patch table by :mod:`inductor_fix.check.table`; this
-module knows no patch.
+Each patch declares its own workloads in its folder's ``check`` part
+(``inductor_fix/patches/<module>/check.py``, ``WORKLOADS``), found through the patch table
+by :mod:`inductor_fix.check.table`; this module knows no patch and no op.
 
-Matmuls (the template compiles of pytorch/pytorch#188069, also what the arity guard's
-tests drive): two compiles in one process with equal layouts, one where operands alias
-(the same tensor twice, or three times for addmm/baddbmm), one where they do not.
-``alias-first`` (aliased, then distinct) makes the stock launch take one argument too
-many; ``distinct-first`` one too few. Shapes as measured on the H200: (4, 128, 128) for
-bmm/baddbmm, (128, 128) for mm/addmm.
+Sequences (:data:`SEQUENCES`): two compiles in one process with equal layouts, one where
+operands alias (the same tensor twice, or three times), one where they do not.
+``alias-first`` (aliased, then distinct) and ``distinct-first`` (the other order).
 """
 
 from __future__ import annotations
@@ -29,9 +27,7 @@ __all__ = [
     "compile_step",
     "describe_error",
     "make_operands",
-    "matmul_ops",
     "max_rel_error",
-    "optimizer_step",
     "run_compiles",
 ]
 
@@ -44,36 +40,36 @@ ORDERS = tuple(SEQUENCES)
 class Workload(NamedTuple):
     """One ``check`` op of a patch: ``sequences`` maps each order it runs in to ``(its label
     in the verdict table, how many compiles it has)``; ``run(order, device, compare=...,
-    **options)`` runs one sequence in this process and returns its :class:`Step` list."""
+    **options)`` runs one sequence in this process and returns its :class:`Step` list.
+    ``help``: what the op compiles, for ``check --help``; ``default``: whether ``check`` runs
+    it without ``--ops``; ``crashes``: the stock releases where it crashes, as a
+    ``packaging`` specifier ("": the patch's ``affected``)."""
 
     op: str
     sequences: Mapping[str, tuple[str, int]]
     run: Callable[..., list[Step]]
+    help: str = ""
+    default: bool = True
+    crashes: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
 class Op:
-    """A template op: ``call(*operands)``, operand count, and the operand shape."""
+    """A template op: ``call(*operands)``, operand count, and the operand shape. Without
+    ``call`` the op calls the ``torch`` function of its name, so that ops are declared
+    without importing torch."""
 
     name: str
     operands: int
     shape: tuple[int, ...]
-    call: Callable[..., Any]
+    call: Callable[..., Any] | None = None
 
+    def __call__(self, *operands: Any) -> Any:
+        if self.call is not None:
+            return self.call(*operands)
+        import torch
 
-def matmul_ops() -> dict[str, Op]:
-    """The matmul template ops by name (``run_compiles`` compiles them)."""
-    import torch
-
-    return {
-        "bmm": Op("bmm", 2, (4, 128, 128), torch.bmm),
-        "mm": Op("mm", 2, (128, 128), torch.mm),
-        "addmm": Op("addmm", 3, (128, 128), torch.addmm),
-        "baddbmm": Op("baddbmm", 3, (4, 128, 128), torch.baddbmm),
-        # bmm(x, x^T): aliasing through a transposed view, as in grad @ grad^T.
-        "bmm_t": Op("bmm_t", 2, (4, 128, 128), lambda a, b: torch.bmm(a, b.transpose(1, 2))),
-    }
-
+        return getattr(torch, self.name)(*operands)
 
 
 def make_operands(op: Op, aliased: bool, device: str, dtype: Any = None, seed: int = 0) -> tuple[Any, ...]:
@@ -112,7 +108,7 @@ def max_rel_error(actual: Any, expected: Any) -> float:
 
 
 def run_compiles(
-    name: str,
+    op: Op,
     aliasing: Sequence[bool],
     device: str,
     *,
@@ -120,7 +116,7 @@ def run_compiles(
     dtype: Any = None,
     compile_options: dict[str, Any] | None = None,
 ) -> list[Step]:
-    """One fresh ``torch.compile`` of ``OPS[name]`` per entry of ``aliasing``
+    """One fresh ``torch.compile`` of ``op`` per entry of ``aliasing``
     (True: all operands are one tensor), in this process, same layouts throughout.
 
     ``compare=True`` checks each result against eager (meaningless under the CPU
@@ -132,7 +128,7 @@ def run_compiles(
     from torch._inductor import config
 
     with config.patch(fx_graph_cache=False):
-        return _run_compiles(matmul_ops()[name], aliasing, device, compare, dtype, compile_options or {})
+        return _run_compiles(op, aliasing, device, compare, dtype, compile_options or {})
 
 
 def _run_compiles(
@@ -144,8 +140,8 @@ def _run_compiles(
     for aliased in aliasing:
         operands = make_operands(op, aliased, device, dtype, seed=len(steps))
         torch._dynamo.reset()
-        compiled = torch.compile(lambda *xs: op.call(*xs), mode=MODE, fullgraph=True, **compile_options)
-        check = (lambda result, operands=operands: max_rel_error(result, op.call(*operands))) if compare else None
+        compiled = torch.compile(lambda *xs: op(*xs), mode=MODE, fullgraph=True, **compile_options)
+        check = (lambda result, operands=operands: max_rel_error(result, op(*operands))) if compare else None
         steps.append(compile_step(aliased, compiled, operands, device, check))
         if steps[-1].error:
             break
@@ -176,56 +172,6 @@ def compile_step(
     seconds = time.perf_counter() - start
     hits = counters["inductor"]["generated_module_cache_hit"] - hits
     return Step(aliased, None, seconds, hits, check(result) if check else None)
-
-
-def optimizer_step(device: str, *, compare: bool, batch: int = 4, n: int = 128, dtype: Any = None) -> list[Step]:
-    """The pattern of the upstream report: a Shampoo/SOAP-style preconditioner.
-
-    Compile 1 (aliased): ``L.lerp_(G @ G^T, 1 - beta)`` and ``R.lerp_(G^T @ G, 1 - beta)``
-    as einsums of the batched gradient ``G`` (batch, n, n) with itself. Compile 2
-    (distinct): the projection ``Q_L^T @ G @ Q_R`` as one einsum of ``G`` with two
-    other matrices of the same shape. Their bmm templates see equal layouts, so
-    stock Inductor replays compile 1's one-pointer kernel for compile 2 and crashes.
-    ``compare=True`` checks both compiled results (state updates, projection) against eager.
-    """
-    import torch
-    from torch._inductor import config
-
-    beta = 0.95
-
-    def update(grad, left, right):
-        left.lerp_(torch.einsum("bij,bkj->bik", grad, grad), 1 - beta)
-        right.lerp_(torch.einsum("bji,bjk->bik", grad, grad), 1 - beta)
-
-    def project(grad, q_left, q_right):
-        return torch.einsum("bji,bjk,bkl->bil", q_left, grad, q_right)
-
-    generator = torch.Generator(device="cpu").manual_seed(0)
-
-    def tensor():
-        return torch.randn(batch, n, n, generator=generator).to(device=device, dtype=dtype or torch.float32)
-
-    grad, q_left, q_right = tensor(), tensor(), tensor()
-    steps: list[Step] = []
-    torch._dynamo.reset()
-    with config.patch(fx_graph_cache=False):
-        for aliased, function, make_args in (
-            (True, update, lambda: (grad, torch.zeros_like(grad), torch.zeros_like(grad))),
-            (False, project, lambda: (grad, q_left, q_right)),
-        ):
-            args, eager_args = make_args(), make_args()
-
-            def check(result, function=function, args=args, eager_args=eager_args):
-                expected = function(*eager_args)
-                # update() returns None and mutates its state arguments: compare those.
-                pairs = [(result, expected)] if result is not None else list(zip(args[1:], eager_args[1:]))
-                return max(max_rel_error(a, e) for a, e in pairs)
-
-            compiled = torch.compile(function, mode=MODE, fullgraph=True)
-            steps.append(compile_step(aliased, compiled, args, device, check if compare else None))
-            if steps[-1].error:
-                break
-    return steps
 
 
 def describe_error(error: BaseException) -> str:

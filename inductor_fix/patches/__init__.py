@@ -1,31 +1,41 @@
-"""The patch table: one module per patch, listed here.
+"""The patch table: every patch, one line each, in the order they are applied and shown.
 
-Each module imported below holds its
-:class:`~inductor_fix.patches.base.Patch` entry ``PATCH`` (targets, upstream issue,
-affected releases, its diff in ``patches/``, when to delete it), how it decides
-whether this torch needs it, what it wraps, and the fix itself. Status, ``check``,
-the tools and the tests read names, ranges and diffs from these entries.
+A patch is one folder, ``inductor_fix/patches/<module>/`` (:mod:`.base` says what it
+holds); its diffs are in the repository's ``patches/`` and its tests in ``test/<module>/``.
+Everything else (the lifecycle, status, the job report, ``check``, the CLI, the tools and
+the shared tests) reads names, targets, activity kinds, ops and parts from this table only.
 
-To retire a patch: delete its module, its diff in ``patches/``, its tests in
-``test/<module>/``, its benchmark ``tools/bench_lib/<module>.py`` with its results
-``docs/bench/<module>*.json``, its ``check`` workloads ``inductor_fix/check/<module>.py``
-(with any CPU-harness seams only they need), and its name from the import and
-:data:`PATCHES` below;
-then the docs' lines about it (README, CHANGELOG, docs/).
+Order matters where two patches wrap one slot: the later one's wrapper sits outside. Both
+cache-key and arity-guard wrap ``TritonTemplate.generate``: cache-key's must be inside, so
+that it sees the stock key of exactly the code it records (arity-guard may call it again
+with the cache off, which keys nothing). arity-guard and benchmark-realign both wrap
+``AlgorithmSelectorCache.__call__``: benchmark-realign's sits outside, so the guard sees the
+inputs it realized. To add a patch: its folder and one line below; to retire one: delete the
+folder, its diffs, its test folder and its line (CONTRIBUTING.md).
 """
 
 from __future__ import annotations
 
-from . import arity_guard, benchmark_realign, cache_key
+import importlib
+
 from .base import MODULE, NotNeeded, Patch, Unsupported
 
-__all__ = ["MODULE", "PATCHES", "TARGETS", "NotNeeded", "Patch", "Unsupported", "by_name", "patch_for_op"]
+__all__ = ["MODULE", "PATCHES", "NotNeeded", "Patch", "Unsupported", "by_name", "patch_for_op", "targets"]
+
+#: The folders of the patches, in table order.
+FOLDERS: tuple[str, ...] = (
+    "cache_key",
+    "arity_guard",
+    "benchmark_realign",
+)
 
 #: Every patch, in the order they are applied and shown.
-PATCHES: tuple[Patch, ...] = (cache_key.PATCH, arity_guard.PATCH, benchmark_realign.PATCH)
+PATCHES: tuple[Patch, ...] = tuple(importlib.import_module(f"{__name__}.{folder}").PATCH for folder in FOLDERS)
 
-#: Every ``"Class.attribute"`` any patch wraps, once (two patches may wrap one).
-TARGETS: tuple[str, ...] = tuple(dict.fromkeys(target for patch in PATCHES for target in patch.targets))
+
+def targets(patches: tuple[Patch, ...] | None = None) -> tuple[str, ...]:
+    """Every ``"Class.attribute"`` the patches wrap, once (two patches may wrap one)."""
+    return tuple(dict.fromkeys(t for patch in (PATCHES if patches is None else patches) for t in patch.targets))
 
 
 def by_name(name: str) -> Patch:
@@ -37,5 +47,5 @@ def by_name(name: str) -> Patch:
 
 
 def patch_for_op(op: str) -> Patch | None:
-    """The patch whose bug ``inductor-fix check`` op ``op`` shows (its ``check_ops``), if any."""
+    """The patch whose bug ``inductor-fix check`` op ``op`` shows (its ``check`` part), if any."""
     return next((patch for patch in PATCHES if op in patch.check_ops), None)

@@ -1,5 +1,12 @@
 """What a patch is, and the checks every patch's ``decide`` shares.
 
+A patch is one folder, ``inductor_fix/patches/<module>/``: its ``__init__`` holds the
+:class:`Patch` entry ``PATCH`` (and imports its fix, ``fix.py``), and optional parts that
+generic code finds through :meth:`Patch.part`: ``check`` (its ``inductor-fix check``
+workloads and CPU-harness seams), ``bench`` (its ``tools/bench`` measurement) and
+``drills`` (its drift drills). Its diff is ``patches/<Patch.diff>`` and its tests
+``test/<module>/``.
+
 A :class:`Patch` names its targets (``"Class.attribute"`` in
 ``torch._inductor.select_algorithm``, each with the factory that wraps it), the
 upstream issue and PR, the stock releases that have the bug (a ``packaging``
@@ -16,18 +23,21 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib
+import importlib.util
 import inspect
 import textwrap
 from types import CodeType, ModuleType
 from typing import Any, Callable, Mapping, NamedTuple
 
-from .._activity import Activity
+from .._activity import Activity, Kind
 from .._versions import release_of
 
 __all__ = [
     "CODEGEN_CACHE_ADDED",
     "FINGERPRINTS_FILE",
     "GRID_VALUES",
+    "Kind",
     "MODULE",
     "NotNeeded",
     "Patch",
@@ -65,7 +75,7 @@ Factory = Callable[[Any, Any], Any]
 
 
 class Patch(NamedTuple):
-    """One patch of the table; its module holds everything else about it. (A NamedTuple,
+    """One patch of the table; its folder holds everything else about it. (A NamedTuple,
     not a dataclass: a tenth of the cost at ``import inductor_fix``.)"""
 
     name: str
@@ -81,27 +91,50 @@ class Patch(NamedTuple):
     #: When the patch can be deleted from this package, and a job stop needing it (the job
     #: report's advice says it for each patch that acted).
     delete_when: str
-    #: The file in the repository's ``patches/`` folder that carries the same fix upstream.
-    diff: str
-    #: ``inductor-fix check`` ops whose stock compile shows this patch's bug -> the stock
-    #: releases where it crashes, as a specifier ("": :attr:`affected`).
-    check_ops: Mapping[str, str] = {}
+    #: The files in the repository's ``patches/`` folder that carry the same fix upstream (the
+    #: first is the one the version matrix applies).
+    diffs: tuple[str, ...]
+    #: What it did in this process, by kind (each :class:`Kind` says how it reads).
+    activity: Activity
     #: Called after install; raises Unsupported if the patched module misbehaves.
     verify: Callable[[ModuleType], None] | None = None
     #: Releases whose internals the patch fits, as a ``packaging`` specifier ("": any);
     #: on an affected release outside it the bug stays (``decide`` says unsupported).
     supported: str = ""
-    #: What the patch did in this process (its module records into it).
-    activity: Activity | None = None
+    #: The Python package of its folder (its parts are found there); default
+    #: ``inductor_fix.patches.<module>``.
+    package: str = ""
+
+    @property
+    def module(self) -> str:
+        """The patch's folder name in ``inductor_fix/patches/`` and in ``test/``."""
+        return self.name.replace("-", "_")
+
+    @property
+    def diff(self) -> str:
+        """The diff the version matrix applies (the first of :attr:`diffs`)."""
+        return self.diffs[0]
+
+    def part(self, name: str) -> ModuleType | None:
+        """The module ``name`` of the patch's folder (``"check"``, ``"bench"``, ``"drills"``),
+        imported; None if the folder has none. Parts import nothing of torch at import."""
+        qualified = f"{self.package or f'{__package__}.{self.module}'}.{name}"
+        try:
+            found = importlib.util.find_spec(qualified)
+        except ModuleNotFoundError:  # no such folder
+            return None
+        return importlib.import_module(qualified) if found is not None else None
+
+    @property
+    def check_ops(self) -> dict[str, str]:
+        """``inductor-fix check`` ops whose stock compile shows this patch's bug -> the stock
+        releases where it crashes, as a specifier ("": :attr:`affected`); from its ``check`` part."""
+        check = self.part("check")
+        return {w.op: w.crashes for w in check.WORKLOADS} if check is not None else {}
 
     @property
     def target(self) -> str:
         return ", ".join(f"{MODULE}.{target}" for target in self.targets)
-
-    @property
-    def module(self) -> str:
-        """The patch's module name in ``inductor_fix.patches`` (and its folder in ``test/``)."""
-        return self.name.replace("-", "_")
 
     def is_affected(self, torch_version: str) -> bool:
         """Whether stock ``torch_version`` (``"2.14.1+cu130"``, a dev build counts as its
@@ -232,7 +265,10 @@ def require_function(module: ModuleType, target: str, kind: type | None = None) 
     """The function behind ``target``; Unsupported if absent or not a plain function
     (or, with ``kind``, not wrapped in ``kind``, e.g. ``classmethod``)."""
     owner_name, attribute = split_target(target)
-    member = getattr(getattr(module, owner_name, None), "__dict__", {}).get(attribute)
+    owner = getattr(module, owner_name, None)
+    if not isinstance(owner, type):
+        raise Unsupported(f"select_algorithm.{owner_name} is missing")
+    member = owner.__dict__.get(attribute)
     if kind is not None and not isinstance(member, kind):
         raise Unsupported(f"{target} is not a {kind.__name__} in this torch")
     if not inspect.isfunction(function_of(member)):

@@ -123,7 +123,7 @@ def flex_training_cases(draw: st.DrawFn, dtypes: tuple[str, ...] = ("float32", "
     broadcast) and ``mask_mod``; one or two attention layers reading them; GQA; plain, fully
     checkpointed or selectively checkpointed (captured producers recomputed in the backward
     graph)."""
-    from inductor_fix.check.benchmark_realign import FlexTraining
+    from inductor_fix.patches.benchmark_realign.check import FlexTraining
 
     kv_heads = draw(st.sampled_from([1, 2]), label="kv_heads")
     bias = draw(st.sampled_from([None, "gather", "two_sources", "cast"]), label="bias")
@@ -148,3 +148,30 @@ def flex_training_cases(draw: st.DrawFn, dtypes: tuple[str, ...] = ("float32", "
         slope_view=slope is not None and draw(st.booleans(), label="slope_view"),
         qkv_view=draw(st.booleans(), label="qkv_view"),
     )
+
+
+def _training_cases() -> dict[str, Any]:
+    from inductor_fix.patches.benchmark_realign.check import FLEX_TRAINING, FlexTraining
+
+    return {
+        **FLEX_TRAINING,  # check's own: selective, t5_view
+        "bias": FlexTraining(),
+        "bias_table_grad": FlexTraining(table_grad=True),
+        "selective_frozen": FlexTraining(checkpoint="selective"),
+        # Captured views under selective checkpointing: up to 2.13 each reaches the backward's
+        # selection as a view (T5's position bias: permuted, unsqueezed, read by two layers).
+        "expand_view": FlexTraining(checkpoint="selective", bias_view="expand", layers=2),
+        "slice_view": FlexTraining(table_grad=True, checkpoint="selective", bias_view="slice"),
+        "slope_view": FlexTraining(bias=None, slope="grad", slope_view=True, checkpoint="selective"),
+        "qkv_view": FlexTraining(checkpoint="selective", qkv_view=True),
+        # Found by the backward property suite: captured buffers realized for one layer's
+        # backward selection and read by the other layer's template must have fixed layouts.
+        "shared_captures": FlexTraining(slope="frozen", mask=True, checkpoint="selective", bias_view="t5", layers=2,
+                                        slope_view=True, qkv_view=True),
+    }
+
+
+#: Named training compiles (``FlexTraining`` of check's workloads): check's two and the tests' own.
+TRAINING = _training_cases()
+#: The named cases whose captured inputs (or q/k/v) are views.
+TRAINING_VIEWS = ("t5_view", "expand_view", "slice_view", "slope_view", "qkv_view")

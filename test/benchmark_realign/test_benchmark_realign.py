@@ -9,8 +9,8 @@ from helpers import TORCH_RELEASE, affected, fresh_cache, requires_cuda
 
 import inductor_fix
 import torch
-from inductor_fix.patches.benchmark_realign import input_names, plan_realignment
-from inductor_fix.check.benchmark_realign import FLEX, FLEX_ORDER, flex_lowering_on_triton
+from inductor_fix.patches.benchmark_realign.fix import input_names, plan_realignment
+from inductor_fix.patches.benchmark_realign.check import FLEX, FLEX_ORDER, flex_lowering_on_triton
 from inductor_fix.check.harness import triton_cpu_harness
 from inductor_fix.check.table import run_sequence
 from torch._dynamo.utils import counters

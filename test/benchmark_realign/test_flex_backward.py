@@ -30,6 +30,7 @@ View``, T5 on an H200 with 2.11.0), so the package decides by what selection cal
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from unittest import mock
 
@@ -38,7 +39,9 @@ from observe import observe_autotuning
 from packaging.version import Version
 
 import inductor_fix
-from inductor_fix.check.benchmark_realign import FLEX_VIEWS, flex_backward_on_triton, flex_training
+from flex_cases import TRAINING
+from flex_cases import TRAINING_VIEWS as FLEX_VIEWS
+from inductor_fix.patches.benchmark_realign.check import flex_backward_on_triton, flex_training
 from inductor_fix.check.harness import triton_cpu_harness
 from inductor_fix.check.workloads import Step
 from torch._dynamo.utils import counters
@@ -47,6 +50,7 @@ from torch.testing._internal.common_utils import instantiate_parametrized_tests,
 
 #: The backward lowering realizes its captured buffers before selection (so a mismatch is an arity one).
 BACKWARD_REALIZES = TORCH_RELEASE >= Version("2.14")
+HERE = os.path.dirname(os.path.abspath(__file__))
 SHORT_LAUNCH = r"TypeError: triton_flex_attention(_backward)?\(\) launch: missing a required argument: 'out_ptr0'"
 #: View cases whose bias is gathered (the kernel takes the gather's sources): stock crashes
 #: on every affected release. ``slope_view`` crashes stock only up to 2.13 (its backward).
@@ -57,7 +61,7 @@ def train(variant: str):
     """One training compile of ``variant`` under the harness, in a fresh Inductor cache."""
     counters.clear()
     with fresh_cache(), triton_cpu_harness() as oracle, observe_autotuning() as seen:
-        steps = flex_training(variant, "cpu", compare=False)
+        steps = flex_training(TRAINING[variant], "cpu", compare=False)
     return steps[0], oracle, seen
 
 
@@ -123,7 +127,7 @@ class TestFlexBackwardCPU(TestCase):
         one layer's backward selection realizes, the other's template reads, which needs a
         fixed layout. The package freezes it (up to 2.13 where it realizes, from 2.14 in the
         flex backward's selection); the negative control, neither freeze, crashes."""
-        from inductor_fix.patches import benchmark_realign
+        from inductor_fix.patches.benchmark_realign import fix as benchmark_realign
 
         with inductor_fix.applied():
             step, oracle, _ = train("shared_captures")
@@ -148,7 +152,7 @@ class TestFlexBackwardCPU(TestCase):
             self.skipTest(f"torch {TORCH_RELEASE}'s backward lowering realizes its captured buffers")
         from torch._inductor.select_algorithm import AlgorithmSelectorCache
 
-        from inductor_fix.patches import benchmark_realign
+        from inductor_fix.patches.benchmark_realign import fix as benchmark_realign
 
         def by_layout(node, key_of):
             try:
@@ -171,9 +175,11 @@ def _training_in_fresh_process(case: str, dtype: str, disable: bool) -> Step:
     with ``INDUCTOR_FIX_DISABLE=1``): kernels, timings and cache entries of another test
     cannot spare it the benchmark that crashes."""
     code = f"""
-        import dataclasses, json
-        from inductor_fix.check.benchmark_realign import FLEX_TRAINING, flex_training
-        case = dataclasses.replace(FLEX_TRAINING[{case!r}], dtype={dtype!r})
+        import dataclasses, json, sys
+        sys.path.insert(0, {HERE!r})
+        from flex_cases import TRAINING
+        from inductor_fix.patches.benchmark_realign.check import flex_training
+        case = dataclasses.replace(TRAINING[{case!r}], dtype={dtype!r})
         print("STEP", json.dumps(dataclasses.asdict(flex_training(case, "cuda", compare=True)[0])))
     """
     with tempfile.TemporaryDirectory() as cache:

@@ -14,12 +14,13 @@ import contextlib
 
 import pytest
 from flex_cases import flex_training_cases
-from helpers import (DEVICE, GUARD_KINDS, TOLERANCE, TORCH_RELEASE, affected, counterexample_on_stock, fresh_cache,
-                     stock_phases)
+from helpers import (DEVICE, TOLERANCE, TORCH_RELEASE, affected, counterexample_on_stock, fresh_cache,
+                     safety_nets_acted, stock_phases)
 from hypothesis import Phase, example, given, settings
 from observe import observe_autotuning
 
-from inductor_fix.check.benchmark_realign import FLEX_TRAINING, FlexTraining, flex_backward_on_triton, flex_training
+from flex_cases import TRAINING as FLEX_TRAINING
+from inductor_fix.patches.benchmark_realign.check import FlexTraining, flex_backward_on_triton, flex_training
 from inductor_fix.check.harness import triton_cpu_harness
 from torch._dynamo.utils import counters
 from torch._inductor.test_case import TestCase, run_tests
@@ -49,7 +50,7 @@ def check_flex_backward(case: FlexTraining) -> None:
     assert any(c.template == "flex_attention_backward" for c in seen.choices), f"{case}: no backward template"
     assert not seen.arity_mismatches, f"{case}: choices whose arity mismatches: {seen.arity_mismatches[:2]}"
     assert not seen.arity_errors, f"{case}: Triton benchmarks failed on arity: {seen.arity_errors[:2]}"
-    guard = {kind: counters["inductor_fix"][kind] for kind in GUARD_KINDS if counters["inductor_fix"][kind]}
+    guard = safety_nets_acted()
     assert not guard, f"{case}: the arity guard had to act: {guard}"
     if DEVICE == "cuda":
         assert steps[0].max_rel_error <= TOLERANCE[case.dtype], f"{case}: max rel error {steps[0].max_rel_error:.2e}"

@@ -12,7 +12,8 @@ import contextlib
 
 import pytest
 from flex_cases import FlexCase, flex_cases
-from helpers import DEVICE, GUARD_KINDS, TOLERANCE, affected, counterexample_on_stock, fresh_cache, stock_phases
+from helpers import (DEVICE, TOLERANCE, affected, counterexample_on_stock, fresh_cache, safety_nets_acted,
+                     stock_phases)
 from hypothesis import example, given, settings
 
 import torch
@@ -54,7 +55,7 @@ def check_flex(case: FlexCase) -> None:
     assert any(c.template in case.templates for c in seen.choices), f"{case}: no flex template generated"
     assert not seen.arity_mismatches, f"{case}: choices whose arity mismatches: {seen.arity_mismatches[:2]}"
     assert not seen.arity_errors, f"{case}: Triton benchmarks failed on arity: {seen.arity_errors[:2]}"
-    guard = {kind: counters["inductor_fix"][kind] for kind in GUARD_KINDS if counters["inductor_fix"][kind]}
+    guard = safety_nets_acted()
     assert not guard, f"{case}: the arity guard had to act: {guard}"
     assert (tally.checks, tally.failed, tally.unchecked) == (tally.hits, 0, []), f"{case}: {tally}"
     if DEVICE == "cuda":
@@ -98,7 +99,7 @@ class TestFlexCodegenCache(TestCase):
         """FlexAttention's templates are created with the TritonTemplate default
         (``cache_codegen_enabled_for_template=False``): Inductor's codegen-cache check,
         the second oracle of the matmul suite, cannot see flex, and has nothing to see."""
-        from inductor_fix.check.benchmark_realign import triton_flex_lowering
+        from inductor_fix.patches.benchmark_realign.check import triton_flex_lowering
         from torch._inductor.select_algorithm import TritonTemplate
 
         triton_flex_lowering()  # imports the flex lowerings, which register their templates

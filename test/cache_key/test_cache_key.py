@@ -13,6 +13,7 @@ from helpers import affected, fresh_cache
 import inductor_fix
 from inductor_fix.check.harness import triton_cpu_harness
 from inductor_fix.check.workloads import run_compiles
+from inductor_fix.patches.cache_key.check import op
 from inductor_fix.patches.cache_key import PATCH
 from torch._dynamo.utils import counters
 from torch._inductor.test_case import TestCase, run_tests
@@ -114,7 +115,7 @@ class TestCodegenCacheHits(TestCase):
         for mode, context in (("stock", inductor_fix.removed), ("patched", inductor_fix.applied)):
             with context(), fresh_cache(), triton_cpu_harness():
                 counters.clear()
-                steps = run_compiles("bmm", (False, False, False), "cpu", compare=False)
+                steps = run_compiles(op("bmm"), (False, False, False), "cpu", compare=False)
                 self.assertEqual([s.error for s in steps], [None] * 3)
                 hits[mode] = counters["inductor"]["generated_module_cache_hit"]
         self.assertGreater(hits["stock"], 0)
@@ -123,7 +124,7 @@ class TestCodegenCacheHits(TestCase):
     def test_aliased_compiles_still_cached(self) -> None:
         """Patched keys for aliased inputs are cacheable: a second aliased compile hits."""
         with inductor_fix.applied(), triton_cpu_harness():
-            steps = run_compiles("bmm", (True, True), "cpu", compare=False)
+            steps = run_compiles(op("bmm"), (True, True), "cpu", compare=False)
         self.assertEqual([s.error for s in steps], [None, None])
         self.assertEqual(steps[0].cache_hits, 0)
         self.assertGreater(steps[1].cache_hits, 0)

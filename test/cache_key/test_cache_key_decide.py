@@ -9,7 +9,8 @@ from unittest import mock
 import inductor_fix
 import torch._inductor.select_algorithm as select_algorithm
 from inductor_fix import State
-from inductor_fix.patches.cache_key import PATCH, aliasing_pattern
+from inductor_fix.patches.cache_key import PATCH
+from inductor_fix.patches.cache_key.fix import aliasing_pattern
 from torch._inductor.test_case import TestCase, run_tests
 
 CACHE = select_algorithm.GeneratedCodeCache

@@ -16,11 +16,11 @@ import json
 import tempfile
 import time
 
-from helpers import affected, fresh_cache, report, requires_cuda, run_python
+from helpers import affected, fresh_cache, optimizer_step, report, requires_cuda, run_python
 
 import inductor_fix
 from inductor_fix.check.table import run_sequence
-from inductor_fix.check.workloads import ORDERS, Step, optimizer_step
+from inductor_fix.check.workloads import ORDERS, Step
 from torch._dynamo.utils import counters
 from torch._inductor import config
 from torch._inductor.test_case import TestCase, run_tests

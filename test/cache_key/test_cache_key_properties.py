@@ -25,7 +25,8 @@ import contextlib
 from unittest import mock
 
 import pytest
-from helpers import DEVICE, GUARD_KINDS, TOLERANCE, affected, counterexample_on_stock, fresh_cache, stock_phases
+from helpers import (DEVICE, TOLERANCE, affected, counterexample_on_stock, fresh_cache, safety_nets_acted,
+                     stock_phases)
 from hypothesis import example, given, settings
 from matmul_cases import Case, Operand, cases
 
@@ -97,7 +98,7 @@ def check_arity(case: Case) -> None:
                 assert error <= TOLERANCE[case.dtype], f"compile {index} {pattern} of {case}: max rel error {error:.2e}"
     assert not seen.arity_mismatches, f"{case}: choices whose arity mismatches: {seen.arity_mismatches[:2]}"
     assert not seen.arity_errors, f"{case}: Triton benchmarks failed on arity: {seen.arity_errors[:2]}"
-    guard = {kind: counters["inductor_fix"][kind] for kind in GUARD_KINDS if counters["inductor_fix"][kind]}
+    guard = safety_nets_acted()
     assert not any(guard.values()), f"{case}: the arity guard had to act: {guard}"
 
 
@@ -277,7 +278,7 @@ class TestKeyGrouping(TestCase):
     def test_keys_equal_exactly_when_patterns_equal(self) -> None:
         import inspect
 
-        from inductor_fix.patches.cache_key import PROBE_ARGUMENTS
+        from inductor_fix.patches.cache_key.fix import PROBE_ARGUMENTS
         from matmul_cases import set_partitions
         from torch._inductor import ir, select_algorithm
 

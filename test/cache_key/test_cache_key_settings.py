@@ -17,6 +17,7 @@ import torch
 from inductor_fix.check.harness import triton_cpu_harness
 from inductor_fix.check.table import run_sequence
 from inductor_fix.check.workloads import run_compiles
+from inductor_fix.patches.cache_key.check import op
 from torch._inductor.test_case import TestCase, run_tests
 from torch._inductor.utils import fresh_inductor_cache
 from torch.testing._internal.common_utils import instantiate_parametrized_tests, parametrize
@@ -42,16 +43,17 @@ class TestSettingsCPU(TestCase):
             self.assertRegex(stock[-1].error or "", r"TypeError: .*launch", "negative control: stock must crash")
 
     def test_dynamic_shapes(self) -> None:
-        self._both(lambda: run_compiles("bmm", ALIAS_FIRST, "cpu", compare=False, compile_options={"dynamic": True}))
+        self._both(lambda: run_compiles(op("bmm"), ALIAS_FIRST, "cpu", compare=False,
+                                        compile_options={"dynamic": True}))
 
     @parametrize("dtype", ["float16", "bfloat16"])
     def test_half_precision(self, dtype: str) -> None:
-        self._both(lambda: run_compiles("mm", ALIAS_FIRST, "cpu", compare=False, dtype=getattr(torch, dtype)))
+        self._both(lambda: run_compiles(op("mm"), ALIAS_FIRST, "cpu", compare=False, dtype=getattr(torch, dtype)))
 
     def test_fresh_inductor_cache(self) -> None:
         def run():
             with fresh_inductor_cache():
-                return run_compiles("addmm", ALIAS_FIRST, "cpu", compare=False)
+                return run_compiles(op("addmm"), ALIAS_FIRST, "cpu", compare=False)
 
         self._both(run)
 
@@ -60,7 +62,7 @@ class TestSettingsCPU(TestCase):
             steps = []
             for aliased in ALIAS_FIRST:
                 torch._dynamo.reset()
-                steps += run_compiles("baddbmm", (aliased,), "cpu", compare=False)
+                steps += run_compiles(op("baddbmm"), (aliased,), "cpu", compare=False)
                 if steps[-1].error:
                     break
             return steps
@@ -74,9 +76,10 @@ class TestSettingsCPU(TestCase):
             import json, inductor_fix, torch
             from inductor_fix.check.harness import triton_cpu_harness
             from inductor_fix.check.workloads import run_compiles
+            from inductor_fix.patches.cache_key.check import op
             from quick_autotuning import quick_cpu_autotuning
             with quick_cpu_autotuning(), triton_cpu_harness():
-                steps = run_compiles("bmm", (True, False, True), "cpu", compare=False)
+                steps = run_compiles(op("bmm"), (True, False, True), "cpu", compare=False)
             print(json.dumps([[s.error, s.cache_hits] for s in steps]))
         """
         for disable in ("1", "0"):

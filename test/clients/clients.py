@@ -41,6 +41,8 @@ import traceback
 from typing import Any, Callable
 
 MODE = "max-autotune-no-cudagraphs"
+#: ``--workaround``: upstream's workaround for #188069 (``torch._inductor.config`` settings).
+WORKAROUND = {"enable_caching_generated_triton_templates": False}
 #: ``--device``: cuda for the real runs; cpu only to try a client in ``--mode eager``.
 DEVICE = "cuda"
 
@@ -184,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     from torch._inductor import config
 
     if args.workaround:
-        config.enable_caching_generated_triton_templates = False
+        for name, value in WORKAROUND.items():
+            setattr(config, name, value)
     result: dict[str, Any] = {"client": args.client, "mode": args.mode, "workaround": args.workaround,
                               "widths": args.widths, "foreach": args.foreach,
                               "torch": torch.__version__, "losses": [], "error": None}

@@ -1,9 +1,11 @@
 """``tools/bench compile``: whole max-autotune compiles, patched against stock and the workaround.
 
 Each (workload, variant, repetition) is a fresh process with a fresh Inductor cache
-(``TORCHINDUCTOR_CACHE_DIR``), its autotune cache on as by default. The variants of one
-workload start together, ``--jobs`` processes at a time. Per run: wall seconds of the
-compiles (a client's whole run), and counts taken in the child around stock code:
+(``TORCHINDUCTOR_CACHE_DIR``), its autotune cache on as by default. All variants of one
+workload and repetition start together (``--jobs`` processes at a time, a workload's
+variants never split across a wait), so they share the machine's conditions. Per run: wall
+seconds of the compiles (a client's whole run), and counts taken in the child around stock
+code:
 
 - ``generated``: template choices ``TritonTemplate.generate`` returned;
 - ``codegen_hits`` / ``codegen_misses``: Inductor's codegen-cache counters
@@ -11,22 +13,18 @@ compiles (a client's whole run), and counts taken in the child around stock code
 - ``benchmarked``: choices handed to autotuning's benchmark (the ``benchmark`` callable of
   ``PersistentCache.lookup``, which stock calls only on an autotune-cache miss);
 - ``precompiled``: ``TritonTemplateCaller.precompile`` calls (Triton compiles for the
-  device; none on the CPU harness, or on Python 3.11.0-3.11.8, where Inductor skips them).
+  device; none on the CPU harness, or on Python 3.11.0-3.11.8, where Inductor skips them);
+- ``generate_s`` / ``select_s``: seconds in ``TritonTemplate.generate`` (codegen) and in
+  ``AlgorithmSelectorCache.__call__`` (precompiling, benchmarking, choosing).
 
-Variants: ``patched`` (the package as installed), ``unshared`` (patched, but cache-key's
-``TritonTemplateCaller.hash_key`` wrapper put back to stock: the fix without shared
-autotuning, as 0.1.0 shipped it), ``stock`` (``INDUCTOR_FIX_DISABLE=1``), ``workaround``
-(stock with upstream's workaround: the codegen cache off for matmuls,
-``enable_caching_generated_triton_templates=False``; in-subprocess autotuning for flex,
-``autotune_in_subproc=True``); ``--other-python PY`` adds ``stock@<torch version>``, the
-same workloads run stock by that interpreter (a venv of another release, 2.15.0 say).
-
-Workloads (``--workloads``): every ``check`` sequence of a matmul op (``bmm:alias-first``
-...), ``newton_schulz`` (an optimizer step of Gram and Newton-Schulz products on square
-weights, ``G @ G.mT``, ``A @ A``, ``B @ X``), ``mm_plus_mm`` (``x @ w1 + x @ w2``, then
-``a @ b + c @ d``), ``flex_backward:training`` (a flex training step), and the real clients
-of ``test/clients/clients.py`` where their library is installed (``pytorch_optimizer``:
-SOAP, the step compiled; ``heavyball``: heavyball's SOAP). Ratios pair the runs of one
+Workloads and variants come from the patch table: every ``check`` sequence of every patch
+(``op:order``), each patch's ``bench`` part's ``COMPILE_WORKLOADS``, and the real clients
+of ``test/clients/clients.py`` whose library is installed. Variants: ``patched`` (the
+package as installed), ``stock`` (``INDUCTOR_FIX_DISABLE=1``), ``workaround`` (stock with
+upstream's workaround for the workload's bug: its patch's ``COMPILE_WORKAROUND``, the
+clients' ``WORKAROUND``), each patch's ``COMPILE_VARIANTS`` (patched with a part undone:
+what that part saves), and with ``--other-python PY`` ``stock@<torch version>``: stock run
+by another interpreter (a venv of another release). Ratios pair the runs of one
 repetition. ``--device cpu`` runs under inductor_fix's Triton-on-CPU harness (launches
 compute nothing: counts are real, seconds are not a GPU's).
 """
@@ -46,7 +44,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from .stats import paired_ratios, span
+from inductor_fix._stats import paired_ratios, span
 
 __all__ = ["HELP", "add_arguments", "markdown", "out_name", "run", "worker"]
 
@@ -54,32 +52,50 @@ HELP = "whole max-autotune compiles: patched vs stock vs the workaround, with co
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENTS_SCRIPT = ROOT / "test" / "clients" / "clients.py"
-VARIANTS = ("patched", "unshared", "stock", "workaround")
-#: Workloads of the fast form (``--device cpu`` without ``--workloads``).
-CPU_DEFAULT = ("bmm:alias-first", "bmm:distinct-first", "newton_schulz", "mm_plus_mm")
-CLIENTS = {"pytorch_optimizer": ("pytorch_optimizer", []),
-           "heavyball": ("heavyball", ["--widths", "128,128,128,128"])}
-#: Goals (issue 35): patched/stock compile seconds where stock survives, patched/workaround where it crashes.
+BASE_VARIANTS = ("patched", "stock", "workaround")
+#: Clients of test/clients/clients.py the benchmark runs (3 steps each): name -> extra arguments.
+CLIENTS = {"pytorch_optimizer": [], "heavyball": ["--widths", "128,128,128,128"]}
+#: Goals: patched/stock compile seconds where stock survives, patched/workaround where it crashes.
 STOCK_GOAL, WORKAROUND_GOAL = 1.05, 0.9
 
 
-def _matmul_sequences() -> list[str]:
+def _table() -> Any:
     sys.path.insert(0, str(ROOT))
-    from inductor_fix.check.table import orders_of, workloads
+    from inductor_fix import patches
 
-    return [f"{op}:{order}" for op in workloads() if not op.startswith("flex") for order in orders_of(op)]
+    return patches.PATCHES
 
 
-def _known_workloads() -> list[str]:
-    return [*_matmul_sequences(), "newton_schulz", "mm_plus_mm", "flex_backward:training", *CLIENTS]
+def _bench_parts() -> list[tuple[Any, Any]]:
+    """(patch, its bench part) for each patch of the table that has one."""
+    return [(patch, part) for patch in _table() if (part := patch.part("bench")) is not None]
+
+
+def _owners() -> dict[str, Any]:
+    """workload -> the patch whose bug it shows (None: a real client)."""
+    owners: dict[str, Any] = {}
+    for patch in _table():
+        check, bench = patch.part("check"), patch.part("bench")
+        for workload in getattr(check, "WORKLOADS", ()):
+            owners.update({f"{workload.op}:{order}": patch for order in workload.sequences})
+        owners.update(dict.fromkeys(getattr(bench, "COMPILE_WORKLOADS", {}), patch))
+    return {**owners, **dict.fromkeys(CLIENTS)}
+
+
+def _variants() -> tuple[str, ...]:
+    return BASE_VARIANTS + tuple(v for _, part in _bench_parts() for v in getattr(part, "COMPILE_VARIANTS", {}))
+
+
+def _fast() -> tuple[str, ...]:
+    return tuple(name for _, part in _bench_parts() for name in getattr(part, "COMPILE_FAST", ()))
 
 
 def add_arguments(parser: Any) -> None:
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                         help="cpu: under the Triton-on-CPU harness (counts only)")
-    parser.add_argument("--workloads", help="comma-separated (default: all on cuda; on cpu "
-                        f"{','.join(CPU_DEFAULT)}); 'list' lists them")
-    parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated of {', '.join(VARIANTS)}")
+    parser.add_argument("--workloads", help="comma-separated (default: all on cuda; on cpu each patch's fast "
+                        "form); 'list' lists them")
+    parser.add_argument("--variants", help="comma-separated (default: all; 'list' lists them)")
     parser.add_argument("--reps", type=int, default=1, help="repetitions (default 1)")
     parser.add_argument("--jobs", type=int, default=1, help="processes at once (default 1)")
     parser.add_argument("--timeout", type=float, default=900, help="seconds per process (default 900)")
@@ -91,13 +107,13 @@ def out_name(args: Any) -> str:
 
 
 def _plan(args: Any) -> tuple[list[str], list[str]]:
-    known = _known_workloads()
-    if args.workloads == "list":
-        raise SystemExit("\n".join(known))
-    names = args.workloads.split(",") if args.workloads else (list(CPU_DEFAULT) if args.device == "cpu" else known)
+    known, all_variants = list(_owners()), _variants()
+    if args.workloads == "list" or args.variants == "list":
+        raise SystemExit("\n".join(known if args.workloads == "list" else all_variants))
+    names = args.workloads.split(",") if args.workloads else (list(_fast()) if args.device == "cpu" else known)
     unknown = [name for name in names if name not in known]
-    variants = args.variants.split(",")
-    bad = [v for v in variants if v not in VARIANTS]
+    variants = args.variants.split(",") if args.variants else list(all_variants)
+    bad = [v for v in variants if v not in all_variants]
     if unknown or bad or args.jobs < 1 or args.timeout <= 0:
         raise SystemExit(f"tools/bench compile: unknown workload(s) {unknown or ''} variant(s) {bad or ''} "
                          f"(workloads: {', '.join(known)}; --jobs >= 1, --timeout > 0)")
@@ -111,7 +127,7 @@ def run(args: Any, child: Any) -> dict[str, Any]:
         version = subprocess.run([args.other_python, "-c", "import torch; print(torch.__version__)"],
                                  capture_output=True, text=True, check=True).stdout.strip()
         pythons[f"stock@{version}"] = args.other_python
-    runs = [(rep, name, variant) for rep in range(args.reps) for name in names for variant in pythons]
+    groups = [[(rep, name, variant) for variant in pythons] for rep in range(args.reps) for name in names]
     results: list[dict[str, Any]] = []
     lock = threading.Lock()
 
@@ -119,9 +135,9 @@ def run(args: Any, child: Any) -> dict[str, Any]:
         with tempfile.TemporaryDirectory(prefix="bench_compile_") as cache:
             env = {"TORCHINDUCTOR_CACHE_DIR": cache, "PYTHONPATH": os.pathsep.join(
                 filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-            if variant != "patched" and variant != "unshared":
+            if variant in ("stock", "workaround") or variant.startswith("stock@"):
                 env["INDUCTOR_FIX_DISABLE"] = "1"
-            kind = "workaround" if variant == "workaround" else variant.split("@")[0]
+            kind = variant.split("@")[0]
             command = [pythons[variant], str(Path(__file__).resolve().parents[1] / "bench"), "_child", "compile",
                        args.device, name, kind]
             start = time.monotonic()
@@ -138,11 +154,24 @@ def run(args: Any, child: Any) -> dict[str, Any]:
             print(f"  {name} {variant} rep {rep}: {result.get('seconds')} s, benchmarked {result.get('benchmarked')}, "
                   f"error {result.get('error')}", flush=True)
 
-    print(f"tools/bench compile: {len(runs)} runs, {args.jobs} at a time", flush=True)
-    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        for future in [pool.submit(one, *r) for r in runs]:
+    print(f"tools/bench compile: {sum(map(len, groups))} runs, {args.jobs} at a time, a workload's variants "
+          "together", flush=True)
+    free = threading.Semaphore(args.jobs)
+    with concurrent.futures.ThreadPoolExecutor(max(args.jobs, max(map(len, groups)))) as pool:
+        futures = []
+        for group in groups:  # a group starts only when all its variants can start together
+            for _ in group:
+                free.acquire()
+
+            def finish(future: Any) -> None:
+                free.release()
+
+            for run in group:
+                futures.append(pool.submit(one, *run))
+                futures[-1].add_done_callback(finish)
+        for future in futures:
             future.result()
-    versions = sorted({r["torch"] for r in results if r.get("torch") and r["variant"] in VARIANTS})
+    versions = sorted({r["torch"] for r in results if r.get("torch") and "@" not in r["variant"]})
     return {"kind": "compile", "device": args.device, "torch": ", ".join(versions) or "?",
             "variants": list(pythons), "workloads": names, "reps": args.reps, "jobs": args.jobs,
             "runs": sorted(results, key=lambda r: (r["workload"], r["variant"], r["rep"]))}
@@ -162,17 +191,19 @@ def _run_child(command: list[str], env: dict[str, str], timeout: float) -> dict[
 class _Counts:
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.values = {"generated": 0, "benchmarked": 0, "precompiled": 0, "selections": 0}
+        self.values: dict[str, Any] = {"generated": 0, "benchmarked": 0, "precompiled": 0, "selections": 0,
+                                       "generate_s": 0.0, "select_s": 0.0}
 
-    def add(self, name: str, n: int = 1) -> None:
+    def add(self, name: str, n: float = 1) -> None:
         with self.lock:
             self.values[name] += n
 
 
 @contextlib.contextmanager
-def _counting(counts: _Counts, unshared: bool):
-    """Count around stock code: ``PersistentCache.lookup``'s benchmark callable, template
-    precompiles and generated choices (wrapping whatever sits in those slots now)."""
+def _counting(counts: _Counts):
+    """Count and time around whatever sits in these slots now (stock, or the fix's wrappers):
+    ``PersistentCache.lookup``'s benchmark callable, template precompiles, generated choices,
+    selections."""
     from unittest import mock
 
     from torch._inductor import select_algorithm
@@ -190,15 +221,20 @@ def _counting(counts: _Counts, unshared: bool):
                 return inner(chosen)
         return lookup(self, choices, op, inputs, benchmark, *args, **kwargs)
 
-    template = select_algorithm.TritonTemplate
-    generate = template.__dict__["generate"]
+    def timed(function: Any, seconds: str, count: str | None = None) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                result = function(*args, **kwargs)
+            finally:
+                counts.add(seconds, time.perf_counter() - start)
+            if count is not None and result is not None:
+                counts.add(count)
+            return result
 
-    def counted_generate(self: Any, *args: Any, **kwargs: Any) -> Any:
-        choice = generate(self, *args, **kwargs)
-        if choice is not None:
-            counts.add("generated")
-        return choice
+        return run
 
+    template, selector = select_algorithm.TritonTemplate, select_algorithm.AlgorithmSelectorCache
     caller = select_algorithm.TritonTemplateCaller
     precompile = caller.__dict__["precompile"]
 
@@ -208,23 +244,21 @@ def _counting(counts: _Counts, unshared: bool):
 
     with contextlib.ExitStack() as stack:
         stack.enter_context(mock.patch.object(PersistentCache, "lookup", counted_lookup))
-        stack.enter_context(mock.patch.object(template, "generate", counted_generate))
+        stack.enter_context(mock.patch.object(template, "generate",
+                                              timed(template.__dict__["generate"], "generate_s", "generated")))
+        stack.enter_context(mock.patch.object(selector, "__call__", timed(selector.__dict__["__call__"], "select_s")))
         stack.enter_context(mock.patch.object(caller, "precompile", counted_precompile))
-        if unshared:  # the fix as 0.1.0 shipped it: cache-key's hash_key wrapper back to stock
-            import inductor_fix
-
-            stock = inductor_fix.original("TritonTemplateCaller.hash_key")
-            stack.enter_context(mock.patch.object(caller, "hash_key", stock))
         yield
 
 
-def _workload(name: str, device: str, outputs: dict[str, Any]) -> Callable[[], str | None]:
-    """``run() -> error or None`` for workload ``name``; a client's losses go to ``outputs``."""
+def _workload(name: str, device: str, outputs: dict[str, Any]) -> tuple[Callable[[], str | None], dict[str, Any]]:
+    """``(run() -> error or None, the workaround's config)`` for workload ``name``; a client's
+    losses go to ``outputs``."""
     if name in CLIENTS:
         spec = importlib.util.spec_from_file_location("inductor_fix_bench_clients", CLIENTS_SCRIPT)
         clients = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(clients)
-        client, argv = CLIENTS[name]
+        argv = CLIENTS[name]
         clients.DEVICE = device
         if "--widths" in argv:
             clients.WIDTHS = tuple(int(w) for w in argv[argv.index("--widths") + 1].split(","))
@@ -232,74 +266,23 @@ def _workload(name: str, device: str, outputs: dict[str, Any]) -> Callable[[], s
         def run_client() -> str | None:
             import torch
 
-            outputs["losses"] = clients.CLIENTS[client](torch, clients.MODE, 3)
+            outputs["losses"] = clients.CLIENTS[name](torch, clients.MODE, 3)
             return None
 
-        return run_client
-    if name == "newton_schulz":
-        return lambda: _first_error(newton_schulz(device))
-    if name == "mm_plus_mm":
-        return lambda: _first_error(mm_plus_mm(device))
+        return run_client, clients.WORKAROUND
+    patch = _owners()[name]
+    workaround = getattr(patch.part("bench"), "COMPILE_WORKAROUND", {})
+    extra = getattr(patch.part("bench"), "COMPILE_WORKLOADS", {})
+    if name in extra:
+        return (lambda: _first_error(extra[name](device))), workaround
     from inductor_fix.check.table import run_sequence
 
     op, order = name.split(":")
-    return lambda: _first_error(run_sequence(op, order, device, compare=False))
+    return (lambda: _first_error(run_sequence(op, order, device, compare=False))), workaround
 
 
 def _first_error(steps: list[Any]) -> str | None:
     return next((step.error for step in steps if step.error), None)
-
-
-def newton_schulz(device: str, n: int = 128) -> list[Any]:
-    """A Muon-style optimizer step on two square weights: one Newton-Schulz iteration of each
-    gradient ``X`` (a graph input), ``A = X @ X.mT`` (one tensor and its transposed view),
-    ``B = A @ A``, ``Y = B @ X``, ``X' = a*X + b*(A @ X) + c*Y``. ``A @ A`` and ``B @ X`` have
-    one stock codegen-cache key (template outputs and inputs are fixed layouts) and two
-    aliasing patterns; the second weight's products hit the first's entries."""
-    import torch
-    from inductor_fix.check.workloads import MODE, compile_step
-    from torch._inductor import config
-
-    a, b, c = 3.4445, -4.7750, 2.0315
-
-    def step(weights: list[Any], grads: list[Any]) -> None:
-        for weight, x in zip(weights, grads):
-            gram = x @ x.mT
-            square = gram @ gram
-            weight.sub_(0.02 * (a * x + b * (gram @ x) + c * (square @ x)))
-
-    generator = torch.Generator(device="cpu").manual_seed(0)
-    weights = [torch.randn(n, n, generator=generator).to(device) for _ in range(2)]
-    grads = [torch.randn(n, n, generator=generator).div(n).to(device) for _ in range(2)]
-    torch._dynamo.reset()
-    with config.patch(fx_graph_cache=False):
-        compiled = torch.compile(step, mode=MODE, fullgraph=True)
-        return [compile_step(True, compiled, (weights, grads), device, None)]
-
-
-def mm_plus_mm(device: str, n: int = 128) -> list[Any]:
-    """``x @ w1 + x @ w2`` (one input twice: Inductor's ``mm_plus_mm`` template), then
-    ``a @ b + c @ d`` of the same layouts, two compiles in one process."""
-    import torch
-    from inductor_fix.check.workloads import MODE, compile_step
-    from torch._inductor import config
-
-    generator = torch.Generator(device="cpu").manual_seed(0)
-
-    def tensor() -> Any:
-        return torch.randn(n, n, generator=generator).to(device)
-
-    x, w1, w2 = tensor(), tensor(), tensor()
-    a, b, c, d = tensor(), tensor(), tensor(), tensor()
-    steps = []
-    with config.patch(fx_graph_cache=False):
-        for aliased, args in ((True, (x, w1, x, w2)), (False, (a, b, c, d))):
-            torch._dynamo.reset()
-            compiled = torch.compile(lambda p, q, r, s: p @ q + r @ s, mode=MODE, fullgraph=True)
-            steps.append(compile_step(aliased, compiled, args, device, None))
-            if steps[-1].error:
-                break
-    return steps
 
 
 def worker(argv: list[str]) -> dict[str, Any]:
@@ -312,21 +295,19 @@ def worker(argv: list[str]) -> dict[str, Any]:
     sys.path.insert(0, str(ROOT))
     import torch._inductor.select_algorithm  # noqa: F401  (the fix lands here)
 
-    settings: dict[str, Any] = {}
-    if variant == "workaround":
-        settings = ({"autotune_in_subproc": True} if name.startswith("flex")
-                    else {"enable_caching_generated_triton_templates": False})
-    counts = _Counts()
+    counts, outputs = _Counts(), {}
+    run, workaround = _workload(name, device, outputs)
+    undo = {v: make for _, part in _bench_parts() for v, make in getattr(part, "COMPILE_VARIANTS", {}).items()}
     with contextlib.ExitStack() as stack:
         if device == "cpu":
             from inductor_fix.check.harness import triton_cpu_harness
 
             # The autotune cache on, as by default: stock then skips a replayed choice's benchmark.
             stack.enter_context(triton_cpu_harness(autotune_local_cache=True))
-        stack.enter_context(config.patch(settings))
-        stack.enter_context(_counting(counts, variant == "unshared"))
-        outputs: dict[str, Any] = {}
-        run = _workload(name, device, outputs)
+        stack.enter_context(config.patch(workaround if variant == "workaround" else {}))
+        if variant in undo:
+            stack.enter_context(undo[variant]())
+        stack.enter_context(_counting(counts))
         start = time.perf_counter()
         try:
             error = run()
@@ -336,7 +317,8 @@ def worker(argv: list[str]) -> dict[str, Any]:
             error = describe_error(exc)
         seconds = time.perf_counter() - start
     fix = sys.modules["inductor_fix"]
-    return {"seconds": round(seconds, 2), "error": error, **counts.values, **outputs,
+    values = {key: round(value, 2) if isinstance(value, float) else value for key, value in counts.values.items()}
+    return {"seconds": round(seconds, 2), "error": error, **values, **outputs,
             "codegen_hits": counters["inductor"]["generated_module_cache_hit"],
             "codegen_misses": counters["inductor"]["generated_module_cache_miss"],
             "activity": {patch: entry["counts"] for patch, entry in fix.activity().items() if entry["counts"]},
@@ -345,7 +327,8 @@ def worker(argv: list[str]) -> dict[str, Any]:
 
 # --- the table ---------------------------------------------------------------------------
 
-COLUMNS = ("seconds", "generated", "codegen_hits", "codegen_misses", "precompiled", "benchmarked")
+COLUMNS = ("seconds", "generate_s", "select_s", "generated", "codegen_hits", "codegen_misses", "precompiled",
+           "benchmarked")
 
 
 def markdown(data: dict[str, Any]) -> str:
@@ -373,7 +356,7 @@ def _ratios(runs: list[dict[str, Any]]) -> list[str]:
     lines = []
     for workload in dict.fromkeys(run["workload"] for run in runs):
         patched = sorted(by.get((workload, "patched"), []), key=lambda r: r["rep"])
-        for other in ("stock", "workaround", "unshared"):
+        for other in [v for v in dict.fromkeys(run["variant"] for run in runs) if v != "patched"]:
             others = sorted(by.get((workload, other), []), key=lambda r: r["rep"])
             pairs = [(p, o) for p, o in zip(patched, others) if not p.get("error") and "seconds" in o]
             if not pairs:

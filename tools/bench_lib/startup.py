@@ -37,7 +37,7 @@ import sys
 import time
 from typing import Any
 
-from .stats import summary
+from inductor_fix._stats import summary
 
 __all__ = ["GOALS_MS", "HELP", "add_arguments", "markdown", "run"]
 
@@ -203,7 +203,7 @@ def _commit(checkout: str | None) -> str | None:
 
 
 def markdown(data: dict[str, Any]) -> str:
-    from .stats import span
+    from inductor_fix._stats import span
 
     goals = data["goals_ms"]
     rows = []

@@ -8,8 +8,7 @@ For one torch release (or wheel), in a venv made by ``tools/torchenv.py``:
 2. its patch's CPU property suites (the patch whose ``Patch.diff`` is this file;
    ``tools/matrix_lib/expectations.py``) run with ``INDUCTOR_FIX_DISABLE=1`` twice: on
    stock, where they must fail on a release the patch lists as affected, and with the
-   diff applied in place, where they must pass (for the cache-key diff they include
-   ``TestKeyGrouping``: keys equal exactly when the aliasing patterns are equal);
+   diff applied in place, where they must pass;
 3. the test files the diff adds (``test/inductor/...``, GPU tests skip on a
    CPU) run the same way: they must fail on stock and pass patched.
 
@@ -52,8 +51,8 @@ DEFAULT_VENV_ROOT = PROJECT / ".matrix" / "venvs"
 
 
 def patch_of(diff: Path) -> Patch | None:
-    """The patch of the table whose diff ``diff`` is (by file name), if any."""
-    return next((patch for patch in PATCHES if patch.diff == diff.name), None)
+    """The patch of the table whose diff ``diff`` is one of (by file name), if any."""
+    return next((patch for patch in PATCHES if diff.name in patch.diffs), None)
 
 
 def default_suite(diff: Path) -> str | None:

@@ -189,7 +189,7 @@ PROTECTED = tuple(str(state) for state in PROTECTED_STATES)
 def fix_states(torch_version: str) -> tuple[str, ...]:
     """The overall states ``inductor-fix status`` may truthfully give on ``torch_version``:
     protected, or ``unsupported`` where the table says a patch does not fit an affected
-    release (2.7's benchmark-realign). Anything else means the internals moved."""
+    release (``Patch.supported``). Anything else means the internals moved."""
     if torch_version and any(p.is_affected(torch_version) and not p.fits(torch_version) for p in PATCHES):
         return ("unsupported",)
     return PROTECTED

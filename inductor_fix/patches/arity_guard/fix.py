@@ -1,38 +1,6 @@
-"""arity-guard: no Triton template choice reaches a launch its kernel cannot take.
-
-The cache-key patch removes the known cause of pytorch/pytorch#188069 and the
-benchmark-realign patch that of #194515. This guard removes the kind: whatever
-makes a loaded kernel's parameter list disagree with the arguments its benchmark
-request or the autotuner will pass (another property missing from a codegen-cache
-key, a miscounted captured buffer, signature drift), compilation does not crash on it.
-
-Wraps ``TritonTemplate.generate``, ``AlgorithmSelectorCache.__call__`` and
-``AlgorithmSelectorCache.benchmark_choice`` in ``torch/_inductor/select_algorithm.py``
-(affected: 2.8+, where the other two patches' bugs are; up to 2.7 there is no codegen
-cache and it says not-needed):
-
-1. After a choice is generated, count the kernel's parameters and the benchmark
-   request's arguments (inputs, output, size args, workspace; the 3 grid values
-   follow and are not kernel parameters).
-2. On a mismatch that came from a codegen-cache hit, drop the stale entry and
-   generate again without the cache (``counters["inductor_fix"]["regenerated"]``).
-3. If the mismatch remains, leave the choice out of autotuning with a warning
-   naming the template, the parameters and the arguments
-   (``counters["inductor_fix"]["excluded"]``); ATen and the other choices still
-   compete. If no choice is left at all, selection raises Inductor's
-   ``NoValidChoicesError`` saying the guard excluded them.
-4. At every in-process benchmark, before the launch, count the tensors the
-   autotuner actually passes (which come from the selection's ``input_nodes``,
-   not from the benchmark request, pytorch/pytorch#194515) against the kernel's
-   parameters. A choice that would not fit is timed ``inf`` instead of launched,
-   with the same warning (``counters["inductor_fix"]["excluded_at_benchmark"]``);
-   if every choice is timed ``inf`` so, ``NoValidChoicesError`` says why.
-
-No upstream equivalent as of 2.15.0 (``patches/0002-*`` proposes one). Delete this
-module, ``patches/0002-*``, ``test/arity_guard/``, ``tools/bench_lib/arity_guard.py`` and
-``docs/bench/arity_guard.json`` when the oldest supported torch checks a choice's arity
-against its benchmark arguments.
-"""
+"""arity-guard's fix: count a template choice's kernel parameters against what its benchmark
+passes; regenerate, exclude or time ``inf`` a choice that does not fit (the package docstring
+says when and why)."""
 
 from __future__ import annotations
 
@@ -45,16 +13,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, NamedTuple
 
-from .._activity import Activity
-from .base import (GRID_VALUES, Patch, Unsupported, kernel_parameters, require_class, require_codegen_cache,
+from ..base import (GRID_VALUES, Unsupported, kernel_parameters, require_class, require_codegen_cache,
                    require_function, require_parameters, tensor_metas)
 
-__all__ = ["ArityMismatch", "PATCH", "arity_mismatch", "benchmark_argument_count"]
+from .activity import ACTIVITY
+
+__all__ = ["ArityMismatch", "arity_mismatch", "benchmark_argument_count", "decide", "targets"]
 
 log = logging.getLogger(__name__)
-
-#: What this patch did in this process: ``regenerated``, ``excluded``, ``excluded_at_benchmark``.
-ACTIVITY = Activity("arity-guard")
 
 
 _excluded_since_selection = threading.local()
@@ -208,7 +174,7 @@ def _passed_through(error: BaseException, target: str, how: str = "unchanged") -
 
 
 _NOTE = "inductor_fix: arity-guard passed"
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_PACKAGE = str(Path(__file__).resolve().parents[2]) + os.sep  # inductor_fix/
 
 
 def _exclude(mismatch: ArityMismatch, description: str, store: threading.local, counter: str) -> None:
@@ -315,19 +281,10 @@ def _benchmark_choice(original: classmethod, module: ModuleType) -> classmethod:
     return classmethod(guarded_benchmark_choice(original.__func__, module.TritonTemplateCaller))
 
 
-PATCH = Patch(
-    name="arity-guard",
-    targets={
+def targets() -> dict[str, Any]:
+    """``"Class.attribute"`` -> wrapper factory ``(original, select_algorithm)``."""
+    return {
         "TritonTemplate.generate": _generate,
         "AlgorithmSelectorCache.__call__": _selection,
         "AlgorithmSelectorCache.benchmark_choice": _benchmark_choice,
-    },
-    decide=decide,
-    effect="template choices whose kernel arity mismatches are regenerated, or excluded before any launch",
-    upstream="safety net for the kind of pytorch/pytorch#188069 and #194515 (no upstream equivalent)",
-    affected=">=2.8.0",  # where the other two patches' bugs are and it can act (no cache before 2.8)
-    delete_when="the oldest supported torch checks a choice's arity against its benchmark arguments (none does "
-                "as of 2.15.0)",
-    diff="0002-inductor-check-template-kernel-arity-before-autotuning.patch",
-    activity=ACTIVITY,
-)
+    }

@@ -1,68 +1,6 @@
-"""benchmark-realign: benchmark each template choice with the tensors its kernel takes.
-
-Upstream: ``torch/_inductor/select_algorithm.py``,
-``AlgorithmSelectorCache.benchmark_in_current_process`` (affected: 2.7+, forward and
-decoding up to 2.14, the backward in every release so far; up to 2.7 it is a closure
-inside ``make_benchmark_fn`` and cannot be wrapped, so there the patch is
-unsupported). Reported as pytorch/pytorch#194515.
-
-In-process autotuning makes one example tensor per distinct buffer name of the
-*selection's* ``input_nodes`` (the list a lowering passes to
-``autotune_select_algorithm``) and calls every choice's ``benchmark`` with them.
-A Triton template kernel takes one pointer per distinct buffer name of its own
-``input_nodes``: the explicit inputs, then every buffer rendering captured. The
-FlexAttention lowerings (``kernel/flex/flex_attention.py``, ``flex_decoding.py``;
-forward and decoding up to 2.14, the backward in every release so far) pass a
-hand-built list holding a ``score_mod``'s logical buffer (``bias = table[index]``)
-where the kernel, having inlined the gather, takes ``index`` and ``table``: the launch
-is one argument short (``launcher() missing 1 required positional argument:
-'_grid_2'``). The benchmark subprocess and the final call
-build their arguments from the kernel's own list and are right.
-
-The fix, general rather than flex-specific: a Triton template choice whose kernel
-inputs (buffer names, in order) differ from the selection's is benchmarked with
-its own input list, one example tensor per kernel input:
-
-- a buffer the selection provides keeps the selection's node, and its
-  ``input_gen_fns`` entry (flex's block-mask generators), so its values are what
-  stock would have made;
-- a buffer the selection does not provide (a captured producer input) gets
-  ``benchmark_example_value`` of its own node, filled with **zeros**, whatever its
-  dtype. A captured buffer may be an index (``index`` of ``table[index]``) or a
-  value an index is computed from; zero is in bounds for every dimension of size
-  at least 1, where ``randn`` (Inductor's choice for floats) can index out of
-  bounds, an illegal memory access that ends the process when benchmarking in
-  process. The kernel's work does not depend on these values: the same loads, the
-  same loops (block sparsity comes from the block-mask inputs, which keep their
-  generators).
-
-Choices that already match, extern (ATen) choices and every other choice are
-benchmarked exactly as stock, in one call with the selection's inputs; the
-subprocess path builds tensors from each benchmark request and is untouched.
-Gated by behaviour: where upstream passes the kernel's inputs (2.15.0 flex forward
-and decoding, PR #194555) nothing differs and nothing is done.
-
-It also wraps ``AlgorithmSelectorCache.__call__`` (:func:`realized_selection`): up to
-2.13 the flex backward lowering passes a captured buffer recomputed in the backward
-graph (selective activation checkpointing) to selection unrealized — a ``Pointwise``,
-or a view such as transformers' T5 position bias, permuted and unsqueezed — which
-crashes before any benchmark (``NotImplementedError: Pointwise`` / ``View``); an input
-selection cannot key is realized first, as 2.14's lowering does. (Forward and decoding
-lowerings realize theirs in every release 2.8–2.15.)
-
-Since 2.14 that lowering realizes them itself but leaves them in a ``FlexibleLayout``,
-which a second template reading one (another layer's backward) cannot index; the
-selection wrapper freezes them (:data:`FROZEN_SELECTIONS`), as diff ``0004`` does in the
-lowering.
-
-Delete this module, ``patches/0003-*``, ``patches/0004-*``, ``test/benchmark_realign/``,
-``tools/bench_lib/benchmark_realign.py``, ``docs/bench/benchmark_realign-*.json`` and
-``inductor_fix/check/benchmark_realign.py`` (its ``check`` workloads and the CPU harness
-seams only they need) once,
-in the oldest supported torch, every template lowering passes its kernel's inputs to
-selection, realized and frozen (flex backward still passes a hand-built list, and leaves
-its captured buffers flexible, in 2.15.0).
-"""
+"""benchmark-realign's fix: benchmark each template choice with the tensors its kernel takes,
+and realize (and freeze) selection inputs that selection cannot key (the package docstring
+says when and why)."""
 
 from __future__ import annotations
 
@@ -72,17 +10,13 @@ import logging
 from types import ModuleType
 from typing import Any, Callable, NamedTuple, Sequence
 
-from .._activity import Activity
-from .base import Patch, Unsupported, require_class, require_parameters
+from ..base import Unsupported, require_class, require_parameters
+from .activity import ACTIVITY
 
-__all__ = ["PATCH", "Realignment", "group_choices", "input_names", "plan_realignment", "realigned_benchmark",
-           "realize_and_freeze", "realized_selection", "selectable"]
+__all__ = ["Realignment", "decide", "group_choices", "input_names", "plan_realignment", "realigned_benchmark",
+           "realize_and_freeze", "realized_selection", "selectable", "targets"]
 
 log = logging.getLogger(__name__)
-
-#: What this patch did in this process: ``realigned`` choices, ``selections_realigned``, ``realized``,
-#: ``frozen`` (layouts).
-ACTIVITY = Activity("benchmark-realign")
 
 
 def input_names(nodes: Sequence[Any]) -> tuple[str, ...]:
@@ -338,22 +272,6 @@ def _selection(original: Any, module: ModuleType) -> Any:
                               module.AlgorithmSelectorCache.key_of, module.ir.FlexibleLayout)
 
 
-PATCH = Patch(
-    name="benchmark-realign",
-    targets={TARGET: _benchmark, SELECTION: _selection},
-    decide=decide,
-    effect="each Triton template choice is benchmarked with the tensors its kernel takes (pytorch/pytorch#194515)",
-    upstream="pytorch/pytorch#194515, fixed for flex forward and decoding by PR #194555",
-    # 2.7.1 and 2.8.0 crash too (the version matrix's flex suite, CPU harness); older: not checked.
-    # No release fixes the flex backward yet (2.15.0 crashes there under selective checkpointing).
-    affected=">=2.7.0",
-    # Up to 2.7 benchmark_in_current_process is a closure inside make_benchmark_fn: nothing to wrap.
-    supported=">=2.8.0",
-    delete_when="in the oldest supported torch every template lowering passes its kernel's inputs to selection "
-                "(flex backward does not in 2.15.0)",
-    diff="0003-inductor-benchmark-template-choices-with-their-kernel-inputs.patch",
-    # 2.15.0 passes flex forward and decoding their kernels' inputs (PR #194555); the backward
-    # lowering still builds its list by hand, and selective checkpointing crashes it there.
-    check_ops={"flex": ">=2.7.0,<2.15.0", "flex_decoding": ">=2.7.0,<2.15.0", "flex_backward": ">=2.7.0"},
-    activity=ACTIVITY,
-)
+def targets() -> dict[str, Any]:
+    """``"Class.attribute"`` -> wrapper factory ``(original, select_algorithm)``."""
+    return {TARGET: _benchmark, SELECTION: _selection}

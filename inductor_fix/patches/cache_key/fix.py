@@ -1,23 +1,5 @@
-"""cache-key: the Triton template codegen-cache key sees which inputs are one buffer.
-
-Upstream: ``torch/_inductor/select_algorithm.py``, ``GeneratedCodeCache.make_key``
-(affected: 2.9-2.14, where the cache is on by default; 2.8.x only with
-``enable_caching_generated_triton_templates=True``). The key holds the
-layout of every input node but not which input nodes are the same buffer, while
-``TritonTemplateKernel.def_kernel`` gives the kernel one pointer parameter per
-distinct buffer name. Code generated for ``bmm(x, x)`` (one input pointer) was
-therefore replayed for ``bmm(a, b)`` (two), and the autotuning benchmark called the
-launcher with one argument too many (``got multiple values for argument 'stream'``)
-or, in the other order, too few (``missing ... '_grid_2'``).
-Reported as pytorch/pytorch#188069; fixed in 2.15.0 by PR #188268.
-
-Whether a build needs the fix is decided by calling its ``make_key`` with ``(x, x)``
-and ``(x, y)`` of equal layouts (:func:`keys_separate_aliasing`), never by version.
-
-Delete this module, ``patches/0001-*``, ``test/cache_key/``, ``tools/bench_lib/cache_key.py``,
-``docs/bench/cache_key.json`` and ``inductor_fix/check/cache_key.py`` (its ``check``
-workloads) when the oldest supported torch is 2.15.0.
-"""
+"""cache-key's fix: the codegen-cache key holds the inputs' aliasing pattern, and a later
+pattern's choices share their family's autotuning (the package docstring says why)."""
 
 from __future__ import annotations
 
@@ -28,11 +10,13 @@ import threading
 from types import ModuleType
 from typing import Any, Callable, Sequence
 
-from .._activity import Activity
-from .base import (MODULE, NotNeeded, Patch, Unsupported, require_codegen_cache, require_function,
+from ..base import (MODULE, NotNeeded, Unsupported, require_codegen_cache, require_function,
                    require_parameters)
 
-__all__ = ["PATCH", "ProbeError", "aliasing_aware_make_key", "aliasing_pattern", "keys_separate_aliasing"]
+from .activity import ACTIVITY
+
+__all__ = ["ProbeError", "aliasing_aware_make_key", "aliasing_pattern", "decide", "family_recording_generate",
+           "keys_separate_aliasing", "shared_hash_key", "targets", "verify"]
 
 
 def aliasing_pattern(input_nodes: Sequence[Any]) -> tuple[int, ...]:
@@ -54,9 +38,6 @@ def aliasing_pattern(input_nodes: Sequence[Any]) -> tuple[int, ...]:
     return tuple(labels.setdefault(node.get_name(), len(labels)) for node in input_nodes)
 
 
-#: What this patch did in this process: ``collisions_prevented``, each the stock key of one
-#: template's codegen cache met with a second aliasing pattern (what stock would have replayed).
-ACTIVITY = Activity("cache-key")
 #: (id of a GeneratedCodeCache, hash of a stock key) -> each aliasing pattern keyed with it,
 #: and the key the fix gave it once a second pattern came (None before: most keys never see one).
 _patterns: dict[tuple[int, int], dict[tuple[int, ...], str | None]] = {}
@@ -314,18 +295,7 @@ def _hash_key(original: Any, context: int) -> Any:
     return shared_hash_key(original)
 
 
-PATCH = Patch(
-    name="cache-key",
-    targets={TARGET: aliasing_aware_make_key, "TritonTemplate.generate": _generate,
-             "TritonTemplateCaller.hash_key": _hash_key},
-    decide=decide,
-    verify=verify,
-    effect="codegen-cache keys now include the input aliasing pattern (pytorch/pytorch#188069)",
-    upstream="pytorch/pytorch#188069, fixed by PR #188268",
-    # 2.8.x has the cache off by default: affected only with enable_caching_generated_triton_templates=True.
-    affected=">=2.9.0,<2.15.0",
-    delete_when="the oldest supported torch is 2.15.0",
-    diff="0001-inductor-key-template-codegen-cache-by-input-aliasing.patch",
-    check_ops=dict.fromkeys(("bmm", "mm", "addmm", "baddbmm", "bmm_t"), ""),
-    activity=ACTIVITY,
-)
+def targets() -> dict[str, Any]:
+    """``"Class.attribute"`` -> wrapper factory ``(original, input_nodes_index)``."""
+    return {TARGET: aliasing_aware_make_key, "TritonTemplate.generate": _generate,
+            "TritonTemplateCaller.hash_key": _hash_key}

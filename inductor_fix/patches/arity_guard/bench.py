@@ -13,14 +13,15 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .stats import summary
+from ..._stats import summary
 
 __all__ = ["HELP", "add_arguments", "markdown", "run", "worker"]
 
 HELP = "the arity guard's cost per template choice, CPU harness (~1 min)"
 
 GOAL_RATIO = 1.01
-OPS = ("mm", "addmm", "bmm", "baddbmm")
+#: Non-aliased matmul template compiles (nothing for the patch to fix): (name, operands, shape).
+OPS = (("mm", 2, (128, 128)), ("addmm", 3, (128, 128)), ("bmm", 2, (4, 128, 128)), ("baddbmm", 3, (4, 128, 128)))
 
 
 def add_arguments(parser: Any) -> None:
@@ -36,8 +37,8 @@ def worker(argv: list[str]) -> dict[str, Any]:
     import inductor_fix  # noqa: F401  (the cache-key fix stays applied; only the guard is timed)
     import torch
     from inductor_fix.check.harness import triton_cpu_harness
-    from inductor_fix.check.workloads import run_compiles
-    from inductor_fix.patches import arity_guard as guard
+    from inductor_fix.check.workloads import Op, run_compiles
+    from inductor_fix.patches.arity_guard import fix as guard
     from torch._inductor import select_algorithm  # importing it applies the patches
     from torch._inductor.utils import fresh_cache
     from unittest import mock
@@ -68,7 +69,7 @@ def worker(argv: list[str]) -> dict[str, Any]:
         for _ in range(repetitions):
             for op in OPS:
                 with fresh_cache():
-                    steps = run_compiles(op, (False,), "cpu", compare=False)
+                    steps = run_compiles(Op(*op), (False,), "cpu", compare=False)
                 assert steps[0].error is None, steps[0].error
     ratios = [total / unguarded for total, unguarded in pairs]
     overhead_us = [(total - unguarded) * 1e6 for total, unguarded in pairs]

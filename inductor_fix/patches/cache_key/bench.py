@@ -17,7 +17,7 @@ import time
 import timeit
 from typing import Any
 
-from .stats import paired_ratios, span, summary
+from ..._stats import paired_ratios, span, summary
 
 __all__ = ["ACTIVITY_GOAL_NS", "HELP", "KEY_GOAL_RATIO", "add_arguments", "markdown", "run", "worker"]
 
@@ -52,7 +52,7 @@ def _key_arguments(select_algorithm: Any, make_key: Any, aliased: bool) -> tuple
     y = x if aliased else ir.StorageBox(ir.InputBuffer(name="arg1_1", layout=layout()))
     out = layout()
     identity = getattr(select_algorithm, "identity", None)  # what bmm passes as its epilogue
-    from inductor_fix.patches.cache_key import PROBE_ARGUMENTS
+    from inductor_fix.patches.cache_key.fix import PROBE_ARGUMENTS
 
     values = dict(
         PROBE_ARGUMENTS,
@@ -123,8 +123,8 @@ def worker(argv: list[str]) -> dict[str, Any]:
     """
     rounds, seconds_per_sample = int(argv[0]), float(argv[1])
     import inductor_fix
-    from inductor_fix.patches import cache_key
-    from inductor_fix.patches.cache_key import aliasing_aware_make_key
+    from inductor_fix.patches.cache_key import fix as cache_key
+    from inductor_fix.patches.cache_key.fix import aliasing_aware_make_key
     from torch._inductor import select_algorithm
 
     os.environ.pop("INDUCTOR_FIX_DISABLE")
@@ -192,3 +192,86 @@ def markdown(data: dict[str, Any]) -> str:
         f"Applying the fix once Inductor loads: {data['apply_ms']:.0f} ms. Recording activity when nothing "
         f"happens: {activity} (goal ≤ {ACTIVITY_GOAL_NS:.0f}; {data['key_chars']}-character key).",
     ])
+
+
+# --- for ``tools/bench compile``: whole compiles (its generic runner counts and times them) ---
+
+#: Upstream's workaround for pytorch/pytorch#188069: the codegen cache off.
+COMPILE_WORKAROUND = {"enable_caching_generated_triton_templates": False}
+
+
+def _unshared() -> Any:
+    """The fix as 0.1.0 shipped it: ``TritonTemplateCaller.hash_key`` back to stock, so a later
+    aliasing pattern's choices are benchmarked again (the cost the shared autotuning removes)."""
+    from unittest import mock
+
+    import inductor_fix
+    from torch._inductor import select_algorithm
+
+    return mock.patch.object(select_algorithm.TritonTemplateCaller, "hash_key",
+                             inductor_fix.original("TritonTemplateCaller.hash_key"))
+
+
+#: Variants besides patched, stock and the workaround: name -> a context manager factory
+#: entered around the workload in the patched process.
+COMPILE_VARIANTS = {"unshared": _unshared}
+
+
+def newton_schulz(device: str, n: int = 128) -> list[Any]:
+    """A Muon-style optimizer step on two square weights: one Newton-Schulz iteration of each
+    gradient ``X`` (a graph input), ``A = X @ X.mT`` (one tensor and its transposed view),
+    ``B = A @ A``, ``Y = B @ X``, ``X' = a*X + b*(A @ X) + c*Y``. ``A @ A`` and ``B @ X`` have
+    one stock codegen-cache key (template outputs and inputs are fixed layouts) and two
+    aliasing patterns; the second weight's products hit the first's entries."""
+    import torch
+    from torch._inductor import config
+
+    from ...check.workloads import MODE, compile_step
+
+    a, b, c = 3.4445, -4.7750, 2.0315
+
+    def step(weights: list[Any], grads: list[Any]) -> None:
+        for weight, x in zip(weights, grads):
+            gram = x @ x.mT
+            square = gram @ gram
+            weight.sub_(0.02 * (a * x + b * (gram @ x) + c * (square @ x)))
+
+    generator = torch.Generator(device="cpu").manual_seed(0)
+    weights = [torch.randn(n, n, generator=generator).to(device) for _ in range(2)]
+    grads = [torch.randn(n, n, generator=generator).div(n).to(device) for _ in range(2)]
+    torch._dynamo.reset()
+    with config.patch(fx_graph_cache=False):
+        compiled = torch.compile(step, mode=MODE, fullgraph=True)
+        return [compile_step(True, compiled, (weights, grads), device, None)]
+
+
+def mm_plus_mm(device: str, n: int = 128) -> list[Any]:
+    """``x @ w1 + x @ w2`` (one input twice: Inductor's ``mm_plus_mm`` template), then
+    ``a @ b + c @ d`` of the same layouts, two compiles in one process."""
+    import torch
+    from torch._inductor import config
+
+    from ...check.workloads import MODE, compile_step
+
+    generator = torch.Generator(device="cpu").manual_seed(0)
+
+    def tensor() -> Any:
+        return torch.randn(n, n, generator=generator).to(device)
+
+    x, w1, w2 = tensor(), tensor(), tensor()
+    a, b, c, d = tensor(), tensor(), tensor(), tensor()
+    steps = []
+    with config.patch(fx_graph_cache=False):
+        for aliased, args in ((True, (x, w1, x, w2)), (False, (a, b, c, d))):
+            torch._dynamo.reset()
+            compiled = torch.compile(lambda p, q, r, s: p @ q + r @ s, mode=MODE, fullgraph=True)
+            steps.append(compile_step(aliased, compiled, args, device, None))
+            if steps[-1].error:
+                break
+    return steps
+
+
+#: Whole-compile workloads besides its ``check`` sequences: name -> ``run(device) -> steps``.
+COMPILE_WORKLOADS = {"newton_schulz": newton_schulz, "mm_plus_mm": mm_plus_mm}
+#: Those the fast form (``--device cpu``) runs: the two-compile bmm sequences and the above.
+COMPILE_FAST = ("bmm:alias-first", "bmm:distinct-first", "newton_schulz", "mm_plus_mm")

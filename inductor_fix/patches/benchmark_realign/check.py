@@ -1,7 +1,7 @@
 """benchmark-realign's ``check`` workloads, and the harness seams only they need.
 
 ``inductor-fix check`` finds this module through the patch table
-(:mod:`inductor_fix.check.table`): it is deleted with the patch.
+(:mod:`inductor_fix.check.table`).
 
 FlexAttention (pytorch/pytorch#194515): one inference compile whose ``score_mod`` reads a
 bias gathered inside the graph, ``bias = table[index]`` (the relative-position idiom of
@@ -15,72 +15,22 @@ with the bias a view as transformers' T5 has it) is one
 :data:`FLEX_TRAINING` case. A new training case for ``check``: a :class:`FlexTraining` in
 :data:`FLEX_TRAINING` and its sequence in :data:`TRAINING_SEQUENCES`.
 
-Under the CPU harness (:mod:`inductor_fix.check.harness`, seams 1-3) FlexAttention needs
-three more seams, entered by :func:`harness_seams`:
-
-4. The FlexAttention lowering's device dispatch
-   (``torch/_inductor/kernel/flex/flex_attention.py``; ``kernel/flex_attention.py``
-   up to 2.8; ``flex_attention``): its
-   first statement sends CPU tensors to the C++ template (``lower_cpu``) whatever
-   ``cpu_backend`` says, so flex never reaches a Triton template on CPU. The
-   harness registers the same function, compiled from its own source with that one
-   ``if query.get_device().type == "cpu"`` statement removed; everything after it
-   (subgraph building, forward and decoding templates, ``autotune_select_algorithm``)
-   is the release's code. Without a recognisable dispatch it is left alone and flex
-   stays on the C++ path (:func:`flex_lowering_on_triton` says which). The backward
-   lowering (``flex_attention_backward``, same module) has no CPU dispatch in any
-   release 2.8-2.15 and is registered as it is: once seam 6 lets a backward be
-   traced, it reaches ``flex_attention_backward_template`` unchanged.
-5. The GPU flex sizes its work for: the SM count flex decoding splits its work by
-   (``flex_decoding.get_split_k`` asks ``torch.cuda.get_device_properties``, which
-   fails without a driver) and, up to 2.8, the compute capability the flex configs
-   are chosen by (``InductorChoices.get_flex_*_configs`` in 2.8, the
-   ``_get_*default_config*`` functions up to 2.7, ask
-   ``torch.cuda.get_device_capability``; the backward's
-   ``get_flex_attention_bwd_configs`` / ``_get_default_config_bwd`` are new here,
-   for flex backward on 2.8 and before). While those functions run, the device is a
-   stand-in H200: :data:`STAND_IN_SMS` multiprocessors, capability
-   :data:`STAND_IN_CAPABILITY`; the formulas and config lists are the release's.
-6. New, for flex backward: the public API's refusal of a CPU backward
-   (``torch/nn/attention/flex_attention.py``, ``_validate_device``, 2.11+: ``if
-   query.device.type == "cpu" and (query.requires_grad or ...): raise
-   NotImplementedError("FlexAttention does not support backward on CPU ...")``),
-   which Dynamo traces, so a compile with q/k/v requiring grad stops before any
-   graph exists. The harness swaps the module's ``_validate_device`` for the same
-   function compiled from its own source with that one statement removed (the
-   other device checks stay). It is a check only: it returns nothing and touches
-   no tensor, so the traced graph, the partition into forward and backward, every
-   lowering's inputs and every benchmark's arguments are the release's own. Up to
-   2.10 there is no such statement, and a CPU backward reaches no lowering at all
-   (seen on 2.7.1 and 2.8.0): no flex backward under the harness there
-   (:func:`flex_backward_on_triton` says whether one runs).
-
-   One CPU rule is left as the release has it: ``_apply_kernel_options`` (same
-   module, 2.8-2.15) sets ``OUTPUT_LOGSUMEXP=False`` for CPU inputs, so in training
-   the forward kernel is generated without its logsumexp store, where a GPU has
-   ``True``. That is one constexpr of the template: ``LSE`` stays a kernel parameter
-   and an input of the lowerings, so parameters and arguments are as on a GPU.
+On a CPU the harness needs three more seams for FlexAttention, which only these workloads
+use: :mod:`.seams` (``harness_seams``, entered by the harness through the patch table).
 """
 
 from __future__ import annotations
 
-import ast
-import contextlib
 import dataclasses
 import functools
-import importlib
-import inspect
-import textwrap
-import types
-from typing import Any, Callable, Iterator
-from unittest import mock
+from typing import Any, Callable
 
-from .workloads import MODE, Step, Workload, compile_step, max_rel_error
+from ...check.workloads import MODE, Step, Workload, compile_step, max_rel_error
+from .seams import HARNESS_NOTE, flex_backward_on_triton, flex_lowering_on_triton, harness_seams
 
-__all__ = ["FLEX", "FLEX_ORDER", "FLEX_TRAINING", "FLEX_VIEWS", "HARNESS_NOTE", "STAND_IN_CAPABILITY", "STAND_IN_SMS",
-           "TRAINING_SEQUENCES", "WORKLOADS", "FlexTraining", "flex_backward_on_triton", "flex_gathered_bias",
-           "flex_lowering_on_triton", "flex_training", "flex_training_workload", "flex_workload", "harness_seams",
-           "relative_position_index", "triton_flex_lowering", "validate_device_allowing_cpu_grad"]
+__all__ = ["FLEX", "FLEX_ORDER", "FLEX_TRAINING", "HARNESS_NOTE", "TRAINING_SEQUENCES", "WORKLOADS", "FlexTraining",
+           "flex_backward_on_triton", "flex_gathered_bias", "flex_lowering_on_triton", "flex_training",
+           "flex_training_workload", "flex_workload", "harness_seams", "relative_position_index"]
 
 #: FlexAttention workloads: name -> (batch, heads, sequence length, head dim, Swin window or None).
 FLEX: dict[str, tuple[int, int, int, int, int | None]] = {
@@ -187,27 +137,13 @@ class FlexTraining:
         return f"FlexTraining({', '.join(fields)})"
 
 
-#: Named training compiles (``check --ops flex_backward`` runs ``selective``, the one that
-#: crashes stock 2.15.0's backward, found by the backward property suite).
+#: The training compiles ``check --ops flex_backward`` runs (the tests add their own cases):
+#: ``selective`` crashes stock 2.15.0's backward (found by the backward property suite);
+#: ``t5_view`` has transformers' T5 position bias, a view read by two layers.
 FLEX_TRAINING: dict[str, FlexTraining] = {
-    "bias": FlexTraining(),
-    "bias_table_grad": FlexTraining(table_grad=True),
     "selective": FlexTraining(table_grad=True, checkpoint="selective"),
-    "selective_frozen": FlexTraining(checkpoint="selective"),
-    # Captured views under selective checkpointing: up to 2.13 each reaches the backward's
-    # selection as a view (T5's position bias: permuted, unsqueezed, read by two layers).
     "t5_view": FlexTraining(table_grad=True, checkpoint="selective", bias_view="t5", layers=2),
-    "expand_view": FlexTraining(checkpoint="selective", bias_view="expand", layers=2),
-    "slice_view": FlexTraining(table_grad=True, checkpoint="selective", bias_view="slice"),
-    "slope_view": FlexTraining(bias=None, slope="grad", slope_view=True, checkpoint="selective"),
-    "qkv_view": FlexTraining(checkpoint="selective", qkv_view=True),
-    # Found by the backward property suite: captured buffers realized for one layer's
-    # backward selection and read by the other layer's template must have fixed layouts.
-    "shared_captures": FlexTraining(slope="frozen", mask=True, checkpoint="selective", bias_view="t5", layers=2,
-                                    slope_view=True, qkv_view=True),
 }
-#: The named cases whose captured inputs (or q/k/v) are views.
-FLEX_VIEWS = ("t5_view", "expand_view", "slice_view", "slope_view", "qkv_view")
 
 
 def flex_training_workload(case: FlexTraining, device: str) -> tuple[Callable[..., Any], Callable[..., Any],
@@ -381,166 +317,15 @@ def _run_training(order: str, device: str, *, compare: bool, dtype: Any = None) 
     return flex_training(case, device, compare=compare)
 
 
-#: The ``check`` ops this patch's bug shows in (``PATCH.check_ops``), in its order.
+#: The ``check`` ops this patch's bug shows in, in its order. 2.15.0 passes flex forward and
+#: decoding their kernels' inputs (PR #194555); the backward lowering still builds its list by
+#: hand, and selective checkpointing crashes it there.
 WORKLOADS: tuple[Workload, ...] = (
-    *(Workload(name, {FLEX_ORDER: ("gathered bias", 1)}, functools.partial(_run_flex, name)) for name in FLEX),
+    Workload("flex", {FLEX_ORDER: ("gathered bias", 1)}, functools.partial(_run_flex, "flex"),
+             help="FlexAttention with a gathered bias (pytorch/pytorch#194515)", crashes=">=2.7.0,<2.15.0"),
+    Workload("flex_decoding", {FLEX_ORDER: ("gathered bias", 1)}, functools.partial(_run_flex, "flex_decoding"),
+             help="its decoding template", crashes=">=2.7.0,<2.15.0"),
     Workload("flex_backward", {order: (label, 1) for order, (label, _) in TRAINING_SEQUENCES.items()},
-             _run_training),
+             _run_training, help="a training step of it under selective activation checkpointing",
+             crashes=">=2.7.0"),
 )
-
-#: What ``check`` prints about the seams below on a CPU-only machine.
-HARNESS_NOTE = ("FlexAttention reaches its Triton forward, decoding and backward templates through three more "
-                "seams (the lowering's CPU dispatch and the API's CPU-backward refusal removed, a stand-in GPU's "
-                "SM count).")
-
-
-# --- the harness seams 4-6 --------------------------------------------------------------
-
-#: Multiprocessors of the GPU flex decoding is split for under the harness (an NVIDIA H200).
-STAND_IN_SMS = 132
-#: Its compute capability (sm_90).
-STAND_IN_CAPABILITY = (9, 0)
-
-
-
-def _is_cpu_dispatch(statement: ast.stmt) -> bool:
-    """``if query.get_device().type == "cpu": return lower_cpu(...)``, as in 2.9-2.15."""
-    if not isinstance(statement, ast.If) or not statement.body:
-        return False
-    test, body = ast.unparse(statement.test), ast.unparse(statement.body[0])
-    return "get_device().type" in test and "'cpu'" in test and "lower_cpu(" in body
-
-
-def _is_cpu_grad_refusal(statement: ast.stmt) -> bool:
-    """``if query.device.type == "cpu" and (query.requires_grad or ...): raise
-    NotImplementedError(...)``, as in ``_validate_device`` 2.11-2.15."""
-    if not isinstance(statement, ast.If) or len(statement.body) != 1 or not isinstance(statement.body[0], ast.Raise):
-        return False
-    test = ast.unparse(statement.test)
-    return "device.type" in test and "'cpu'" in test and "requires_grad" in test and not statement.orelse
-
-
-def _without_one_statement(function: Callable[..., Any], removed: Callable[[ast.stmt], bool],
-                           module: types.ModuleType) -> Callable[..., Any] | None:
-    """``function`` compiled from its own source, in ``module``'s namespace, without the one
-    top-level statement of its body that ``removed`` matches; None unless exactly one matches
-    or if its source cannot be read."""
-    function = inspect.unwrap(function)
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
-    except (OSError, TypeError, SyntaxError):
-        return None
-    definition = tree.body[0]
-    if not isinstance(definition, ast.FunctionDef):
-        return None
-    kept = [statement for statement in definition.body if not removed(statement)]
-    if len(kept) != len(definition.body) - 1:
-        return None
-    definition.body, definition.decorator_list = kept, []
-    namespace: dict[str, Any] = {}
-    exec(compile(tree, inspect.getsourcefile(function) or f"<{definition.name}>", "exec"), vars(module), namespace)
-    return namespace[definition.name]
-
-
-@functools.cache
-def triton_flex_lowering() -> Callable[..., Any] | None:
-    """The flex_attention lowering without its CPU dispatch (seam 4), ready to register;
-    None if the release's lowering has no such dispatch or its source cannot be read.
-    Built once per process (parsing and compiling the lowering's source)."""
-    module = _flex_module("flex_attention")
-    if module is None:
-        return None
-    return _without_one_statement(module.flex_attention, _is_cpu_dispatch, module)
-
-
-@functools.cache
-def validate_device_allowing_cpu_grad() -> Callable[..., Any] | None:
-    """``torch.nn.attention.flex_attention._validate_device`` without its refusal of a CPU
-    backward (seam 6); None where the release has no such refusal (up to 2.10) or its
-    source cannot be read."""
-    try:
-        module = importlib.import_module("torch.nn.attention.flex_attention")
-    except ImportError:
-        return None
-    function = getattr(module, "_validate_device", None)
-    if not callable(function):
-        return None
-    return _without_one_statement(function, _is_cpu_grad_refusal, module)
-
-
-def flex_backward_on_triton() -> bool:
-    """Whether a FlexAttention backward on CPU reaches its Triton template under the harness:
-    the forward lowering is re-registrable (seam 4), and the public API either has no CPU
-    backward refusal the harness takes out (seam 6, 2.11+). Up to 2.10, where the API has no
-    such refusal, the backward graph's ``flex_attention_backward`` finds no lowering on CPU
-    (seen on 2.7.1 and 2.8.0: ``AssertionError: flex_attention_backward is not an
-    OpOverload``): a limit of the harness, not the bug, so no CPU backward there."""
-    return flex_lowering_on_triton() and validate_device_allowing_cpu_grad() is not None
-
-
-def _flex_module(name: str) -> types.ModuleType | None:
-    """``torch._inductor.kernel.flex.<name>`` (2.9+), or ``kernel.<name>`` (2.8 and before)."""
-    for package in ("torch._inductor.kernel.flex", "torch._inductor.kernel"):
-        try:
-            return importlib.import_module(f"{package}.{name}")
-        except ImportError:
-            continue
-    return None
-
-
-def flex_lowering_on_triton() -> bool:
-    """Whether the harness can send FlexAttention on CPU to its Triton templates."""
-    return triton_flex_lowering() is not None
-
-
-def _on_stand_in_gpu(function: Callable[..., Any]) -> Callable[..., Any]:
-    """``function`` asking CUDA about the stand-in H200 instead of a driver."""
-    import torch
-
-    properties = types.SimpleNamespace(multi_processor_count=STAND_IN_SMS, major=STAND_IN_CAPABILITY[0],
-                                       minor=STAND_IN_CAPABILITY[1])
-
-    @functools.wraps(function)
-    def on_stand_in(*args: Any, **kwargs: Any) -> Any:
-        with mock.patch.object(torch.cuda, "get_device_properties", lambda *a, **k: properties), \
-                mock.patch.object(torch.cuda, "get_device_capability", lambda *a, **k: STAND_IN_CAPABILITY):
-            return function(*args, **kwargs)
-
-    return on_stand_in
-
-
-@contextlib.contextmanager
-def harness_seams() -> Iterator[None]:
-    """Seams 4-6 (module docstring), for :func:`inductor_fix.check.harness.triton_cpu_harness`;
-    restored on exit. Without a recognisable CPU dispatch in the lowering, none."""
-    import torch
-    from torch._inductor import lowering
-
-    function = triton_flex_lowering()
-    if function is None:
-        yield
-        return
-    flex_decoding = _flex_module("flex_decoding")
-    with contextlib.ExitStack() as stack:
-        stack.enter_context(mock.patch.dict(lowering.lowerings))  # the registration below is undone on exit
-        lowering.register_lowering(torch.ops.higher_order.flex_attention, type_promotion_kind=None)(function)
-        from torch._inductor.choices import InductorChoices
-
-        # The functions that size flex's work for a GPU (seam 5): 2.9+ get_split_k; 2.8 the
-        # InductorChoices config methods; up to 2.7 the default config getters.
-        flex_attention = _flex_module("flex_attention")
-        for owner, name in ((flex_decoding, "get_split_k"), (InductorChoices, "get_flex_attention_fwd_configs"),
-                            (InductorChoices, "get_flex_attention_bwd_configs"),
-                            (InductorChoices, "get_flex_decode_configs"),
-                            (flex_decoding, "_get_decoding_default_config"),
-                            (flex_attention, "_get_default_config_fwd"), (flex_attention, "_get_default_config_bwd")):
-            member = vars(owner).get(name) if owner is not None else None
-            if callable(member):
-                stack.enter_context(mock.patch.object(owner, name, _on_stand_in_gpu(member)))
-        # Seam 6: let Dynamo trace a flex backward on CPU (2.11+; nothing to take out before).
-        validate_device = validate_device_allowing_cpu_grad()
-        if validate_device is not None:
-            api = importlib.import_module("torch.nn.attention.flex_attention")
-            stack.enter_context(mock.patch.object(api, "_validate_device", validate_device))
-        yield
-

@@ -18,7 +18,7 @@ import tempfile
 import time
 from typing import Any
 
-from .stats import span, summary
+from ..._stats import span, summary
 
 __all__ = ["HELP", "add_arguments", "markdown", "out_name", "run", "worker"]
 
@@ -26,7 +26,8 @@ HELP = "the realignment's cost per choice when nothing needs it (--device cuda o
 
 PER_CHOICE_GOAL_US = 20.0
 SHARE_GOAL = 0.01
-MATMULS = ("mm", "addmm", "bmm", "baddbmm")
+#: Non-aliased matmul template compiles (nothing for the patch to fix): (name, operands, shape).
+MATMULS = (("mm", 2, (128, 128)), ("addmm", 3, (128, 128)), ("bmm", 2, (4, 128, 128)), ("baddbmm", 3, (4, 128, 128)))
 
 
 def add_arguments(parser: Any) -> None:
@@ -52,8 +53,8 @@ def worker(argv: list[str]) -> dict[str, Any]:
     import inductor_fix
     import torch
     from inductor_fix.check.harness import triton_cpu_harness
-    from inductor_fix.check.workloads import run_compiles
-    from inductor_fix.patches import benchmark_realign as realign
+    from inductor_fix.check.workloads import Op, run_compiles
+    from inductor_fix.patches.benchmark_realign import fix as realign
     from torch._inductor import select_algorithm
     from torch._inductor.utils import fresh_cache
 
@@ -73,7 +74,7 @@ def worker(argv: list[str]) -> dict[str, Any]:
     with mock.patch.object(selector, "benchmark_in_current_process", classmethod(timed)), harness:
         for op in MATMULS:
             with fresh_cache():
-                steps = run_compiles(op, (False,), device, compare=False)
+                steps = run_compiles(Op(*op), (False,), device, compare=False)
             assert steps[0].error is None, steps[0].error
     per_choice_us, shares, choices_seen = [], [], 0
     for choices, input_nodes, gen_fns, whole in calls:
@@ -106,3 +107,10 @@ def markdown(data: dict[str, Any]) -> str:
         f"| grouping / whole selection benchmark | {span(share, 5)} | ≤ {SHARE_GOAL:g} |",
         f"| goals met in every selection | {'yes' if met else 'no'} | |",
     ])
+
+
+# --- for ``tools/bench compile`` ---------------------------------------------------------
+
+#: Upstream's workaround for pytorch/pytorch#194515: benchmark in a subprocess, which builds
+#: each choice's tensors from its own benchmark request.
+COMPILE_WORKAROUND = {"autotune_in_subproc": True}

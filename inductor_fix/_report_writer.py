@@ -1,0 +1,221 @@
+"""The job report's writer: each process's line, appended at exit.
+
+With ``INDUCTOR_FIX_REPORT=FILE`` in its environment (``inductor-fix run
+--report FILE`` sets it for every process of a command), each Python process that
+loads Inductor (``torch._inductor.select_algorithm``) appends one JSON line to FILE
+when it exits: pid, parent pid, ``RANK``/``LOCAL_RANK``/``WORLD_SIZE`` where set,
+host, package/torch/triton versions, each patch's state and what it did
+(:func:`inductor_fix.activity`), and the uncaught exception it dies of, if any
+(``exit_error``: a process whose compile raised must not read as one that compiled
+nothing). The line is one ``os.write`` to a descriptor opened with ``O_APPEND``: on a
+local file system the kernel appends each write whole, so concurrent ranks and workers
+never interleave inside a line, without a lock that a process killed while holding it
+(or a network file system without lock support) could turn into a hang. A process
+killed before it exits loses only its own line; a line cut short (a full disk, a
+network file system) is skipped and counted by the reader. Writing never raises into
+the program: a failure is one line on stderr. This module runs in every process that
+loads Inductor; the reader (``inductor-fix report``) is :mod:`inductor_fix.report`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import _inductor_fix_autoload as startup
+
+from ._lifecycle import LIFECYCLE
+from ._version import __version__
+
+__all__ = ["FORMAT", "VARIABLE", "install", "line", "unappendable"]
+
+VARIABLE = "INDUCTOR_FIX_REPORT"
+#: Set, to the absolute path, by the process that warned that the report cannot be written:
+#: the job's other processes (its children) do not warn again.
+WARNED_VARIABLE = "INDUCTOR_FIX_REPORT_WARNED"
+#: The layout of a line; a reader skips lines of another layout (counted, with a message).
+FORMAT = 1
+_RANK_VARIABLES = ("RANK", "LOCAL_RANK", "WORLD_SIZE")
+_path: str | None = None  # resolved when installed: a process may chdir or drop the variable later
+_armed = False
+_written: int | None = None  # the pid whose line is written: a forked child writes its own
+_benchmarks_before = 0  # the parent's autotuning rounds a forked child inherited in its counters
+
+
+def install() -> None:
+    """Arm the exit-time line once Inductor loads, if ``INDUCTOR_FIX_REPORT`` is set.
+
+    A path that cannot be appended to is said now, in one
+    :class:`~inductor_fix.InductorFixWarning` per job (the first process to see it sets
+    :data:`WARNED_VARIABLE` for its children), not at exit when the job's report is lost.
+    """
+    global _path
+    if not os.environ.get(VARIABLE):
+        return
+    _path = os.path.abspath(os.environ[VARIABLE])
+    problem = unappendable(_path)
+    if problem and os.environ.get(WARNED_VARIABLE) != _path:
+        from ._warnings import warn_once
+
+        warn_once(f"inductor_fix: {VARIABLE}={os.environ[VARIABLE]}: {problem}; no process of this job can "
+                  "write its report line (set it to a file that can be appended to)", stacklevel=3)
+        os.environ[WARNED_VARIABLE] = _path
+    startup.when_imported(startup.INDUCTOR, _arm)
+
+
+def unappendable(path: str) -> str | None:
+    """Why lines cannot be appended to ``path`` (a folder, no permission, no such folder, a FIFO
+    without a reader), or None if they can, opened as :func:`_write` opens it. Creates it empty
+    if it is missing, as ``run --report`` does."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644))
+    except OSError as error:
+        return f"cannot append to it: {error.strerror or error}"
+    return None
+
+
+def _arm(_module: Any = None) -> None:
+    global _armed
+    if _armed or _path is None:
+        return
+    _armed = True
+    import atexit
+
+    atexit.register(_write, _path)
+    # A forked child (multiprocessing's fork start method, a DataLoader worker) starts with a
+    # copy of the parent's counts and leaves through os._exit, which skips atexit: it starts
+    # its own counts at zero and writes its line through multiprocessing's exit finalizers.
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_forked)
+    import multiprocessing.util
+
+    multiprocessing.util.register_after_fork(_FORK_TOKEN, _forked_by_multiprocessing)
+    if multiprocessing.parent_process() is not None:
+        # A multiprocessing child that loaded Inductor itself (forkserver's, or fork's after
+        # the fork) also leaves through os._exit: its line goes out with the exit finalizers.
+        multiprocessing.util.Finalize(None, _write, args=(_path,), exitpriority=0)
+
+
+class _ForkToken:
+    """multiprocessing keeps its after-fork callbacks by weak reference to an object."""
+
+
+_FORK_TOKEN = _ForkToken()
+
+
+def _forked() -> None:
+    global _benchmarks_before
+    for patch in LIFECYCLE.patches:
+        patch.activity.clear()
+    _benchmarks_before = _counter("select_algorithm_autotune")
+
+
+def _forked_by_multiprocessing(_token: Any) -> None:
+    import multiprocessing.util
+
+    multiprocessing.util.Finalize(None, _write, args=(_path,), exitpriority=0)
+
+
+def line() -> dict[str, Any]:
+    """This process's report line (what :func:`_write` appends), as data."""
+    import socket
+
+    now, activity = LIFECYCLE.status(), LIFECYCLE.activity()
+    return {
+        "format": FORMAT,
+        "inductor_fix": __version__,
+        "pid": os.getpid(),
+        "ppid": os.getppid(),
+        **{name.lower(): os.environ[name] for name in _RANK_VARIABLES if name in os.environ},
+        "host": socket.gethostname(),
+        "argv": sys.argv[:4],
+        "torch": now.torch_version,
+        "triton": now.triton_version,
+        "disable": os.environ.get("INDUCTOR_FIX_DISABLE") or None,
+        "state": str(now.state),
+        # Autotuning rounds that benchmarked choices here: the bugs can only strike in one.
+        "benchmarks": _counter("select_algorithm_autotune") - _benchmarks_before,
+        # A process that died of an exception (in a compile, say) must not read as one that compiled nothing.
+        **({"exit_error": error} if (error := _exit_error()) else {}),
+        "patches": [{"name": p.name, "state": str(p.state), "reason": p.reason, **activity[p.name]}
+                    for p in now.patches],
+    }
+
+
+def _exit_error() -> dict[str, Any] | None:
+    """The exception this process is dying of, if any: at exit Python has put an uncaught
+    exception in ``sys.last_value`` (``sys.last_exc`` from 3.12). ``error``: its type and the
+    first line of its message, then ``<-`` and the same of the exception it wraps, if any, cut
+    short; ``in_compile``: whether its traceback passes through Dynamo or Inductor;
+    ``raised_in``: ``file:line`` of the innermost frame of the exception it wraps, if any, else
+    its own, the file relative to its package root: whose code raised it (``inductor_fix/...``
+    only when the package itself did)."""
+    error = getattr(sys, "last_exc", None) or getattr(sys, "last_value", None)
+    if not isinstance(error, BaseException) or isinstance(error, SystemExit):
+        return None
+    root, seen = error, {id(error)}
+    while (cause := root.__cause__ or (None if root.__suppress_context__ else root.__context__)) is not None:
+        if id(cause) in seen:  # a cycle of causes
+            break
+        root = cause
+        seen.add(id(root))
+    inner = _frames(root) or _frames(error)
+    message = _first_line(error)
+    if root is not error:  # Dynamo's "backend='inductor' raised:" says little; what it wraps does
+        message += f" <- {_first_line(root)}"
+    return {"error": message[:300],
+            "in_compile": any("/torch/_dynamo/" in f or "/torch/_inductor/" in f for f, _ in _frames(error)),
+            "raised_in": f"{_package_relative(inner[-1][0])}:{inner[-1][1]}" if inner else None}
+
+
+def _first_line(error: BaseException) -> str:
+    """``Type: first line``, and the next one too after a line that only introduces it
+    (Dynamo's ``backend='inductor' raised:``)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    text = " ".join(lines[:2] if lines[0].endswith(":") and len(lines) > 1 else lines[:1]) if lines else ""
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _frames(error: BaseException) -> list[tuple[str, int]]:
+    frames, tb = [], error.__traceback__
+    while tb is not None:
+        frames.append((tb.tb_frame.f_code.co_filename.replace(os.sep, "/"), tb.tb_lineno))
+        tb = tb.tb_next
+    return frames
+
+
+def _package_relative(filename: str) -> str:
+    """``.../site-packages/triton/runtime/driver.py`` -> ``triton/runtime/driver.py``."""
+    for root in sorted({p.replace(os.sep, "/").rstrip("/") + "/" for p in sys.path if p}, key=len, reverse=True):
+        if filename.startswith(root):
+            return filename[len(root):]
+    return filename
+
+
+def _counter(name: str) -> int:
+    utils = sys.modules.get("torch._dynamo.utils")
+    return int(utils.counters["inductor"][name]) if utils is not None else 0
+
+
+def _write(path: str) -> None:
+    global _written
+    if _written == os.getpid():  # atexit and multiprocessing's finalizer both ran
+        return
+    _written = os.getpid()
+    try:
+        import json
+
+        data = (json.dumps(line(), separators=(",", ":"), default=str) + "\n").encode()
+        # O_NONBLOCK: a FIFO with no reader fails at once instead of hanging the exit.
+        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+        try:
+            os.write(descriptor, data)
+        finally:
+            os.close(descriptor)
+    except Exception as error:  # never raise into the program, at exit least of all
+        try:
+            sys.stderr.write(f"inductor_fix: could not append to the job report {path}: "
+                             f"{type(error).__name__}: {error}\n")
+        except Exception:
+            pass

@@ -1,0 +1,10 @@
+"""arity-guard's drift drills (``python test/drift.py``; the format: cache-key's ``drills.py``)."""
+
+from __future__ import annotations
+
+__all__ = ["DRILLS", "UNDER"]
+
+#: Its targets move only in the general drills of ``test/drift.py``.
+DRILLS: dict = {}
+#: It needs ``TritonTemplateCaller`` (its benchmark guard recognises template choices by it).
+UNDER = {"renamed-class": "unsupported"}
