@@ -65,11 +65,21 @@ def install() -> None:
 
 
 def unappendable(path: str) -> str | None:
-    """Why lines cannot be appended to ``path`` (a folder, no permission, no such folder, a FIFO
-    without a reader), or None if they can, opened as :func:`_write` opens it. Creates it empty
-    if it is missing, as ``run --report`` does."""
+    """Why lines cannot be appended to ``path``, or None if they can: it must be a regular file
+    (or missing: it is created empty, as ``run --report`` does), opened as :func:`_write` opens
+    it, that takes a write (an empty one: a file of ``/proc`` or ``/sys`` opens but fails every
+    write, at exit else). A folder, a device, a FIFO, no permission, no such folder: a reason."""
+    import stat
+
     try:
-        os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644))
+        if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
+            kind = "a directory" if os.path.isdir(path) else "not a regular file (a device, a FIFO, a socket)"
+            return f"it is {kind}; lines are appended to a file"
+        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+        try:
+            os.write(descriptor, b"")
+        finally:
+            os.close(descriptor)
     except OSError as error:
         return f"cannot append to it: {error.strerror or error}"
     return None

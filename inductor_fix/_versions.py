@@ -47,6 +47,23 @@ def torch_version() -> str | None:
     return distribution_version("torch")
 
 
+def triton_required() -> str | None:
+    """The triton release the installed torch declares it needs (``"3.8.0"``: CUDA builds pin
+    one in their metadata), or None (a CPU build, or no torch)."""
+    import re
+    from importlib import metadata
+
+    try:
+        requirements = metadata.requires("torch") or []
+    except metadata.PackageNotFoundError:
+        return None
+    for requirement in requirements:
+        found = re.match(r"triton\s*==\s*([\w.]+)", requirement)
+        if found:
+            return found.group(1)
+    return None
+
+
 def project_url(label: str) -> str | None:
     """``[project.urls]`` entry ``label`` of pyproject.toml (``"Issues"``, ``"Changelog"`` ...),
     as the installed distribution's metadata carries it; None when the package runs from a

@@ -21,11 +21,29 @@ def _status(args: argparse.Namespace) -> int:
         except Exception as error:  # a broken torch install
             print(f"inductor_fix status: importing torch failed: {type(error).__name__}: {error}", file=sys.stderr)
     status = inductor_fix.status()
-    print(json.dumps(status.to_dict(), indent=2) if args.json else status.format())
+    from ._install import advice, entry_points
+
+    found = entry_points()
+    broken = [entry for entry in found or () if entry.error]
+    autoload = ("could not be checked" if found is None else "not installed here (the package is not installed: "
+                "import it, or use inductor-fix run)" if not found else
+                f"BROKEN - {advice(broken[0])}" if broken else "ok (torch loads the entry point at import torch)")
+    if args.json:
+        print(json.dumps({**status.to_dict(), "autoload": {"ok": None if found is None else not broken,
+                                                           "text": autoload}}, indent=2))
+    else:
+        import textwrap
+
+        print(status.format())
+        print("\n".join(textwrap.wrap(f"autoload: {autoload}", 100, initial_indent="  ", subsequent_indent="    ",
+                                     break_on_hyphens=False)))
     if status.state == "unsupported" and not args.json:
         from ._versions import please_report
 
         print(please_report("the output of inductor-fix status --json"))
+    if broken:
+        print(f"inductor_fix status: {advice(broken[0])}", file=sys.stderr)
+        return 1
     if args.require == "protected" and not status.protected:
         hint = " (drop --no-load to resolve it)" if args.no_load and status.state == "pending" else ""
         reason = status.reason.removeprefix("not protected: ")
@@ -54,9 +72,8 @@ def _report(args: argparse.Namespace) -> int:
         print(json.dumps({"needed": None, "error": str(error)}, indent=2) if args.json else "needed: unknown")
         print(f"inductor-fix report: {error}", file=sys.stderr)
         return 2
-    if not entries:
-        notes = [*notes, "no usable line: no process of the job loaded Inductor" if not notes else
-                 "no usable line"]
+    if not entries and not notes:
+        notes = ["no line: no process of the job loaded Inductor"]
     summary = summarize(entries, notes)
     print(json.dumps(summary, indent=2) if args.json else format_summary(summary))
     return 1 if summary["needed"] is None else 0
@@ -79,14 +96,15 @@ def _ops(text: str) -> list[str]:
 
 
 def _positive(kind: type) -> Callable[[str], float]:
+    what = "a positive integer" if kind is int else "a positive finite number"
+
     def parse(text: str):
         try:
             value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a positive {'integer' if kind is int else 'number'}, "
-                                             f"got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
         if not value > 0 or value == float("inf"):  # also rejects nan
-            raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text}")
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text}")
         return value
 
     return parse
@@ -257,6 +275,11 @@ def _main(argv: list[str] | None) -> int:
     check.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     check.set_defaults(run=_check)
 
+    words = sys.argv[1:] if argv is None else argv
+    command = next((i for i, word in enumerate(words) if not word.startswith("-")), len(words))
+    unknown = [word for word in words[:command] if word not in ("-h", "--help", "--version")]
+    if unknown:  # before the subcommand: name them, not the missing subcommand
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     args = parser.parse_args(argv)
     if args.run is _run and not [word for word in args.cmd if word != "--"]:
         run.error("no command given")

@@ -45,20 +45,17 @@ def environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
 
 def report_path(path: str) -> str:
     """``path`` made absolute (the command's processes may change directory), after checking
-    that it is a regular file (or missing) that can be appended to; created empty if missing.
-    Raises LaunchError (status 2)."""
-    import stat
+    that lines can be appended to it (:func:`inductor_fix._report_writer.unappendable`: a
+    regular file, or missing, that takes a write); created empty if missing. Raises LaunchError
+    (status 2)."""
+    from ._report_writer import unappendable
 
     if not path:
         raise LaunchError("--report needs a file name", 2)
     absolute = os.path.abspath(path)
-    try:
-        if os.path.exists(absolute) and not stat.S_ISREG(os.stat(absolute).st_mode):
-            raise LaunchError(f"--report {path}: not a regular file (lines are appended to a file)", 2)
-        descriptor = os.open(absolute, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    except OSError as error:
-        raise LaunchError(f"--report {path}: cannot append to it: {error.strerror or error}", 2) from None
-    os.close(descriptor)
+    problem = unappendable(absolute)
+    if problem:
+        raise LaunchError(f"--report {path}: {problem}", 2)
     return absolute
 
 

@@ -174,6 +174,9 @@ _BUG = r"launcher\(\) (got multiple values for argument|missing \d+ required pos
 
 def _advice(summary: Summary, entries: list[dict[str, Any]], blind: list[dict[str, Any]]) -> str:
     torch = ", ".join(summary["torch"]) or "?"
+    if not entries and any(note.startswith("skipped") for note in summary["notes"]):
+        return ("no line of the report could be used (see the notes: lines torn by a process killed while writing, "
+                "or of another inductor_fix's layout): nothing to judge; run the job again")
     if not entries:
         return "no process of the job loaded Inductor: nothing to judge (was anything compiled?)"
     if summary["needed"] is None and summary["processes_died_in_compile"]:
@@ -217,7 +220,9 @@ def format_summary(summary: Summary, width: int = 100) -> str:
 
     needed = {True: "yes", False: "no", None: "unknown"}[summary["needed"]]
     lines = [f"needed: {needed}",
-             f"{summary['processes']} process(es) loaded Inductor ({summary['processes_with_fix_on']} with the fix on, "
+             f"{summary['processes']} process(es) "
+             + ("with a usable line" if any(n.startswith("skipped") for n in summary["notes"]) else "loaded Inductor")
+             + f" ({summary['processes_with_fix_on']} with the fix on, "
              f"{summary['benchmarks']} autotuning benchmark(s)"
              + (f", {summary['processes_died_in_compile']} died in a compile" if summary["processes_died_in_compile"]
                 else "")

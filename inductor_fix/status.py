@@ -94,7 +94,9 @@ class Status:
         else:
             state, named = State.NOT_NEEDED, list(patches)
         protected = None if state == State.PENDING else state in PROTECTED_STATES
-        if state == State.APPLIED:
+        if state == State.PENDING and torch_version is None:
+            reason = "torch is not installed in this environment: nothing to patch until it is"
+        elif state == State.APPLIED:
             reason = "protected: " + "; ".join(f"{p.name} {p.state}" for p in patches)
         elif state == State.NOT_NEEDED:
             reason = "protected: this torch has none of the bugs the patches fix"

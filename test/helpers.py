@@ -32,6 +32,44 @@ TOLERANCE = {"float32": 1e-3, "float16": 2e-2, "bfloat16": 6e-2}
 
 requires_cuda = unittest.skipUnless(HAS_CUDA, "needs a CUDA GPU (GPU mode)")
 
+
+def on_device(device: str = DEVICE, **config: Any) -> Any:
+    """Where tests compile: on a GPU as it is, on a CPU under the Triton-on-CPU harness
+    (``config``: extra Inductor settings for it); yields the harness's arity oracle, or None."""
+    import contextlib
+
+    if device != "cpu":
+        return contextlib.nullcontext()
+    from inductor_fix.check.harness import triton_cpu_harness
+
+    return triton_cpu_harness(**config)
+
+
+def compile_and_run(function: Any, *args: Any, what: str = "", **options: Any) -> Any:
+    """``torch.compile(function, mode=MODE, fullgraph=True, **options)(*args)``, its result; an
+    error of the compile is raised as an AssertionError that describes it (its innermost
+    error's type and first line, prefixed by ``what``). Call it where the test compiles
+    (:func:`on_device`)."""
+    from inductor_fix.check.workloads import MODE, describe_error
+
+    try:
+        return torch.compile(function, mode=MODE, fullgraph=True, **options)(*args)
+    except Exception as error:
+        raise AssertionError(f"{what}{': ' if what else ''}{describe_error(error)}") from None
+
+
+class Node:
+    """An IR node that is only a buffer name (``get_name``), for tests of naming and aliasing."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def get_name(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"Node({self.name!r})"
+
 def affected(op: str) -> bool:
     """Whether stock compiles of ``inductor-fix check`` op ``op`` crash on this torch: the
     affected range of the patch that lists ``op`` (False if no patch does)."""

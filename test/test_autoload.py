@@ -9,8 +9,10 @@ torch finds. Every script records whether the package is there once Inductor has
 entry point imports it then; ``import torch`` alone registers a post-import hook);
 the CPU harness lives in the package, so a script imports it only after that record.
 
-Negative controls: ``INDUCTOR_FIX_AUTOLOAD=0`` and ``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` leave
-the process stock: the aliasing sequence crashes there on an affected torch.
+The job these tests compile is the check table's first op in its first sequence, whichever
+patch shows it (:data:`OP`, :data:`ORDER`). Negative controls: ``INDUCTOR_FIX_AUTOLOAD=0`` and
+``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` leave the process stock: that sequence crashes there on an
+affected torch.
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import unittest
 from pathlib import Path
 
-from helpers import affected, needs_ops, requires_cuda
+from helpers import affected, requires_cuda
 
-from inductor_fix.patches import PATCHES
+from inductor_fix.check.table import ops, orders_of, steps_of
+from inductor_fix.patches import PATCHES, patch_for_op
 from torch._inductor.test_case import TestCase, run_tests
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,21 +38,28 @@ ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ("inductor_fix", "_inductor_fix_autoload.py", "pyproject.toml", "README.md", "LICENSE")
 VENV: dict[str, Path] = {}
 
-#: The aliasing job: bmm(x, x) then bmm(x, y) of equal layouts; ``cpu`` (the default) on the
-#: Triton-on-CPU harness, ``cuda`` with real kernels compared with eager.
-ALIASING = """
+#: The job: the check table's first op in its first sequence (its patch's workload), whichever
+#: patch of the table shows it; the tests that run it skip when no patch has a check op.
+OP = next(iter(ops()), None)
+ORDER = orders_of(OP)[0] if OP is not None else None
+needs_a_check_op = unittest.skipIf(OP is None, "no patch of the table has a check op (all retired)")
+
+#: The job's script: ``OP ORDER [DEVICE]``, ``cpu`` (the default) on the Triton-on-CPU harness,
+#: ``cuda`` with real kernels compared with eager.
+JOB = """
 import contextlib, json, sys
 import torch
 import torch._inductor.select_algorithm  # what a compile imports first; the fix comes with it
 autoloaded = "inductor_fix" in sys.modules
-device = sys.argv[1] if len(sys.argv) > 1 else "cpu"
+op, order = sys.argv[1:3]
+device = sys.argv[3] if len(sys.argv) > 3 else "cpu"
 from inductor_fix.check.harness import triton_cpu_harness
 from inductor_fix.check.table import run_sequence
 fix = sys.modules["inductor_fix"]
 if not autoloaded:  # the harness import just imported the package: undo it, as a stock process is
     fix.remove()
 with triton_cpu_harness() if device == "cpu" else contextlib.nullcontext():
-    steps = run_sequence("bmm", "alias-first", device, compare=device != "cpu")
+    steps = run_sequence(op, order, device, compare=device != "cpu")
 status = fix.status()
 print("PROBE " + json.dumps({"autoloaded": autoloaded, "state": str(status.state),
                              "activated_by": list(status.activated_by), "errors": [s.error for s in steps],
@@ -169,22 +180,26 @@ class TestInstalledProtects(AutoloadCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertTrue(result.stdout.strip().startswith(str(VENV["dir"])), result.stdout)
 
-    @needs_ops("bmm")  # the aliasing job is cache-key's check workload
-    def test_aliasing_job_protected_reported_and_traced(self) -> None:
-        script = self._script("aliasing.py", ALIASING)
+    @needs_a_check_op
+    def test_job_protected_reported_and_traced(self) -> None:
+        script = self._script("job.py", JOB)
         report, trace = self.directory / "job.jsonl", self.directory / "trace"
-        protected = self._python(script, INDUCTOR_FIX_REPORT=str(report), TORCH_TRACE=str(trace))
+        protected = self._python(script, OP, ORDER, INDUCTOR_FIX_REPORT=str(report), TORCH_TRACE=str(trace))
         (outcome,) = _probes(protected.stdout) or [protected.stderr[-3000:]]
+        steps = steps_of(OP, ORDER)
         self.assertEqual(outcome, {"autoloaded": True, "state": "applied", "activated_by": ["autoload"],
-                                   "errors": [None, None], "max_rel_error": [None, None]})
+                                   "errors": [None] * steps, "max_rel_error": [None] * steps})
         summary = self._run(VENV["bin"] / "inductor-fix", "report", report)
         self.assertEqual(summary.returncode, 0, summary.stdout + summary.stderr)
-        if affected("bmm"):
+        if affected(OP):
             self.assertEqual(summary.stdout.splitlines()[0], "needed: yes", summary.stdout)
-        # TORCH_TRACE: each decision and each action is an artifact, and tlparse shows them.
+        # TORCH_TRACE: each decision and each action is an artifact, and tlparse shows them. What
+        # the op's patch did is an artifact of one of its kinds.
+        kinds = [f"inductor_fix_{kind}" for kind in patch_for_op(OP).activity.kinds]
         logs = "".join(path.read_text() for path in trace.glob("*.log"))
-        for name in ("inductor_fix_decision", "inductor_fix_collisions_prevented" if affected("bmm") else ""):
-            self.assertIn(f'"name": "{name}"', logs)
+        self.assertIn('"name": "inductor_fix_decision"', logs)
+        if affected(OP):
+            self.assertTrue(any(f'"name": "{name}"' in logs for name in kinds), kinds)
         tlparse = shutil.which("tlparse", path=os.pathsep.join([str(Path(sys.executable).parent),
                                                               os.environ.get("PATH", "")]))
         self.assertIsNotNone(tlparse, "tlparse is not installed (it is in the test extra: pip install tlparse)")
@@ -194,21 +209,21 @@ class TestInstalledProtects(AutoloadCase):
         self.assertEqual(parsed.returncode, 0, parsed.stdout + parsed.stderr)
         shown = {path.name for path in rendered.rglob("*")}
         self.assertTrue(any(name.startswith("inductor_fix_decision") for name in shown), sorted(shown))
-        if affected("bmm"):
-            self.assertTrue(any(name.startswith("inductor_fix_collisions_prevented") for name in shown))
+        if affected(OP):
+            self.assertTrue(any(name.startswith(tuple(kinds)) for name in shown), sorted(shown))
             decision = next(p for p in rendered.rglob("inductor_fix_decision*"))
             self.assertIn('"state": "applied"', decision.read_text())
 
-    @needs_ops("bmm")  # the aliasing job is cache-key's check workload
+    @needs_a_check_op
     def test_negative_controls_stock(self) -> None:
-        script = self._script("aliasing.py", ALIASING)
+        script = self._script("job.py", JOB)
         for switch in ({"INDUCTOR_FIX_AUTOLOAD": "0"}, {"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}):
             with self.subTest(**switch):
-                stock = self._python(script, **switch)
+                stock = self._python(script, OP, ORDER, **switch)
                 (outcome,) = _probes(stock.stdout) or [stock.stderr[-3000:]]
                 self.assertEqual((outcome["autoloaded"], outcome["state"]), (False, "removed"), outcome)
-                if affected("bmm"):
-                    self.assertRegex(str(outcome["errors"][1]), r"^TypeError: ", outcome)
+                if affected(OP):  # the sequence stops at its crashing compile
+                    self.assertRegex(str(outcome["errors"][-1]), r"^TypeError: ", outcome)
 
     def test_import_torch_only_registers_the_hook(self) -> None:
         code = ("import sys, torch; print(sorted(x for x in sys.modules if x.startswith(('torch._inductor', "
@@ -330,7 +345,7 @@ class TestImportOrders(AutoloadCase):
         plain = self._script("plain.py", "import torch\n" + WRAPS)
         for name, command, routes in (
                 ("before torch", (python, before), [["import", "autoload"]]),
-                ("after torch", (python, after), [["import", "autoload"]]),
+                ("after torch", (python, after), [["autoload", "import"]]),
                 ("under run", (VENV["bin"] / "inductor-fix", "run", "--", python, plain),
                  [["run", "autoload"], ["autoload", "run"]])):
             with self.subTest(name):
@@ -343,28 +358,30 @@ class TestImportOrders(AutoloadCase):
 
 @requires_cuda
 class TestInstalledProtectsGPU(AutoloadCase):
-    """``check``'s bmm aliasing case on a GPU, protected by installation alone (real kernels)."""
+    """``check``'s first case on a GPU, protected by installation alone (real kernels)."""
 
-    @needs_ops("bmm")  # the aliasing job is cache-key's check workload
-    def test_bmm_aliasing_on_cuda(self) -> None:
-        script = self._script("aliasing.py", ALIASING)
+    @needs_a_check_op
+    def test_job_on_cuda(self) -> None:
+        script = self._script("job.py", JOB)
         report = self.directory / "job.jsonl"
-        protected = self._python(script, "cuda", INDUCTOR_FIX_REPORT=str(report))
+        protected = self._python(script, OP, ORDER, "cuda", INDUCTOR_FIX_REPORT=str(report))
         (outcome,) = _probes(protected.stdout) or [protected.stderr[-3000:]]
-        stock = self._python(script, "cuda", INDUCTOR_FIX_AUTOLOAD="0")  # negative control
+        stock = self._python(script, OP, ORDER, "cuda", INDUCTOR_FIX_AUTOLOAD="0")  # negative control
         (control,) = _probes(stock.stdout) or [stock.stderr[-3000:]]
         summary = self._run(VENV["bin"] / "inductor-fix", "report", report)
         print(f"\ninstalled: {outcome}\nINDUCTOR_FIX_AUTOLOAD=0: {control}\n{summary.stdout}")
-        self.assertEqual((outcome["autoloaded"], outcome["state"], outcome["errors"]), (True, "applied", [None, None]))
+        self.assertEqual((outcome["autoloaded"], outcome["state"], outcome["errors"]),
+                         (True, "applied", [None] * steps_of(OP, ORDER)))
         self.assertLess(max(outcome["max_rel_error"]), 1e-3)
         self.assertEqual(control["autoloaded"], False)
-        if affected("bmm"):
+        if affected(OP):
             self.assertEqual(summary.stdout.splitlines()[0], "needed: yes", summary.stdout)
-            self.assertRegex(str(control["errors"][1]), r"^TypeError: ", control)
+            self.assertRegex(str(control["errors"][-1]), r"^TypeError: ", control)
 
 
 class TestWhenImported(TestCase):
-    """``_hook.when_imported``: now if loaded, else at import; a raising callback never breaks it."""
+    """``_inductor_fix_autoload.when_imported``: now if loaded, else at import; a raising callback
+    never breaks the import."""
 
     def setUp(self) -> None:
         super().setUp()
@@ -381,7 +398,7 @@ class TestWhenImported(TestCase):
     def test_now_if_loaded_later_if_not(self) -> None:
         import importlib
 
-        from inductor_fix import _hook
+        import _inductor_fix_autoload as startup
 
         seen: list[str] = []
 
@@ -389,35 +406,38 @@ class TestWhenImported(TestCase):
             seen.append(module.__name__)
 
         name = self._module("inductor_fix_hooked_later")
-        self.addCleanup(_hook.unregister, name, record)
-        _hook.when_imported(name, record)
+        self.addCleanup(startup.unregister, name, record)
+        startup.when_imported(name, record)
         self.assertEqual(seen, [])
         module = importlib.import_module(name)
         self.assertEqual((seen, module.VALUE, module.__loader__.__class__.__name__),
                          ([name], 42, "SourceFileLoader"))  # the real loader put back
-        _hook.when_imported(name, record)  # loaded now: at once
+        startup.when_imported(name, record)  # registered once; loaded now: called at once
         self.assertEqual(seen, [name, name])
+        self.assertEqual(startup.FINDER.hooks[name].count(record), 1)
 
     def test_a_raising_callback_never_breaks_the_import(self) -> None:
         import importlib
         import warnings
 
-        from inductor_fix import InductorFixWarning, _hook
+        import _inductor_fix_autoload as startup
+        from inductor_fix import InductorFixWarning
 
         def broken(module) -> None:
             raise ValueError("hook fault")
 
         name = self._module("inductor_fix_hooked_broken")
-        self.addCleanup(_hook.unregister, name, broken)
+        self.addCleanup(startup.unregister, name, broken)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            _hook.when_imported(name, broken)
+            startup.when_imported(name, broken)
             self.assertEqual(importlib.import_module(name).VALUE, 42)
             importlib.reload(sys.modules[name])
-            _hook.when_imported(name, broken)  # loaded: at once, still not raised
+            startup.when_imported(name, broken)  # loaded: at once, still not raised
         said = [str(w.message) for w in caught if issubclass(w.category, InductorFixWarning)]
         self.assertEqual(len(said), 1, said)  # once, however often it failed
-        self.assertIn(f"on import of {name} failed, so it did nothing: ValueError: hook fault", said[0])
+        self.assertIn(f"the hook {broken.__qualname__} on import of {name} failed, so it did nothing: "
+                      "ValueError: hook fault", said[0])
 
 
 if __name__ == "__main__":

@@ -17,15 +17,22 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import unittest
 from pathlib import Path
 
 from helpers import affected
 
+from inductor_fix.check.table import ops, orders_of, steps_of
 from inductor_fix.launcher import BOOTSTRAP, environment
 from inductor_fix.patches import PATCHES
 from torch._inductor.test_case import TestCase, run_tests
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The compile the harness test runs: the check table's first op in its first sequence, whichever
+#: patch shows it (skipped when no patch has a check op).
+OP = next(iter(ops()), None)
+ORDER = orders_of(OP)[0] if OP is not None else None
+needs_a_check_op = unittest.skipIf(OP is None, "no patch of the table has a check op (all retired)")
 #: Prints whether the fix came with Inductor (the script never imports it), and its state.
 PROBE = """
 import json, sys
@@ -70,19 +77,28 @@ class TestRun(TestCase):
         (probe,) = _probes(launched.stdout)
         self.assertTrue(probe["active"], launched.stderr)
         self.assertIn(probe["state"], ("applied", "not-needed"))
-        if affected("mm"):
+        if OP is not None and affected(OP):
             self.assertEqual(probe["state"], "applied")
         plain = self._run(sys.executable, script, launcher=())  # negative control
         self.assertEqual(_probes(plain.stdout), [{"active": False, "state": None}], plain.stderr)
 
     def test_a_process_that_never_imports_torch_imports_nothing_of_the_package(self) -> None:
-        """The start-up hook defers everything until torch imports what the package hooks."""
+        """The start-up hook imports only the start-up module beside the package and registers its
+        finder; the package comes when Inductor's select_algorithm loads, or with torch when a job
+        report is to be written (a report path that cannot be written is said at start)."""
         code = ("import sys; print('MODULES', sorted(m for m in sys.modules if m.startswith('inductor_fix')), "
-                "any(type(f).__name__ == '_Trigger' for f in sys.meta_path))")
+                "'_inductor_fix_autoload' in sys.modules, "
+                "any(type(f).__module__ == '_inductor_fix_autoload' for f in sys.meta_path))")
         launched = self._run(sys.executable, "-c", code)
-        self.assertIn("MODULES [] True", launched.stdout, launched.stderr)
-        loaded = self._run(sys.executable, "-c", "import sys, torch; print('LOADED', 'inductor_fix' in sys.modules)")
-        self.assertIn("LOADED True", loaded.stdout, loaded.stderr)  # torch's log registry imports it
+        self.assertIn("MODULES [] True True", launched.stdout, launched.stderr)
+        probe = "import sys, {}; print('LOADED', 'inductor_fix' in sys.modules)"
+        for module, env, loaded in (("torch", {}, False),  # torch's log registry only registers the name
+                                    ("torch._inductor.select_algorithm", {}, True),
+                                    ("torch", {"INDUCTOR_FIX_REPORT": str(self.directory / "job.jsonl")}, True)):
+            with self.subTest(module=module, **env):
+                result = self._run(sys.executable, "-c", probe.format(module), **env)
+                self.assertEqual(result.returncode, 0, result.stderr)
+                self.assertIn(f"LOADED {loaded}", result.stdout, result.stderr)
 
     def test_child_obeys_disable(self) -> None:
         script = self._script("probe.py", PROBE)
@@ -193,9 +209,10 @@ class TestRun(TestCase):
         self.assertEqual([rank[:2] + rank[3:] for rank in ranks], [[0, True, 2], [1, True, 2]], launched.stdout)
         self.assertEqual({rank[2] for rank in ranks} & {"applied", "not-needed"}, {ranks[0][2]})
 
+    @needs_a_check_op
     def test_harness_compile_through_run(self) -> None:
-        # The crashing two-compile matmul sequence; the script imports the harness only after
-        # recording that the fix came with Inductor.
+        # The check table's first case (crashing on an affected torch); the script imports the
+        # harness only after recording that the fix came with Inductor.
         script = self._script("compile.py", """
             import json, sys
             import torch._inductor.select_algorithm
@@ -205,18 +222,18 @@ class TestRun(TestCase):
             sys.path.insert(0, HERE)
             from quick_autotuning import quick_cpu_autotuning
             with quick_cpu_autotuning(), triton_cpu_harness():
-                steps = run_sequence("mm", "alias-first", "cpu", compare=False)
+                steps = run_sequence(sys.argv[1], sys.argv[2], "cpu", compare=False)
             state = str(sys.modules["inductor_fix"].status().state)
             print("PROBE " + json.dumps({"active": active, "state": state, "errors": [s.error for s in steps]}))
         """.replace("HERE", repr(str(Path(__file__).resolve().parent))))
-        launched = self._run(sys.executable, script)
+        launched = self._run(sys.executable, script, OP, ORDER)
         (fixed,) = _probes(launched.stdout) or [launched.stderr]
-        self.assertEqual((fixed["active"], fixed["errors"]), (True, [None, None]), fixed)
-        stock = self._run(sys.executable, script, INDUCTOR_FIX_DISABLE="1")  # negative control
+        self.assertEqual((fixed["active"], fixed["errors"]), (True, [None] * steps_of(OP, ORDER)), fixed)
+        stock = self._run(sys.executable, script, OP, ORDER, INDUCTOR_FIX_DISABLE="1")  # negative control
         (unfixed,) = _probes(stock.stdout) or [stock.stderr]
         self.assertEqual((unfixed["active"], unfixed["state"]), (True, "disabled"), unfixed)
-        if affected("mm"):
-            self.assertRegex(str(unfixed["errors"][1]), r"TypeError", unfixed)
+        if affected(OP):  # the sequence stops at its crashing compile
+            self.assertRegex(str(unfixed["errors"][-1]), r"TypeError", unfixed)
 
 
 class TestLogging(TestCase):

@@ -21,6 +21,7 @@ check could not run.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import dataclasses
 import importlib.util
 import json
@@ -105,9 +106,16 @@ class Case:
 #: median of ``cases[].seconds`` in ``check --jobs 1 --json FILE`` (22 cases, 21.3 s; 481 s in all)
 #: on a 2-CPU machine, torch 2.14.1; the progress lines then use the pace measured on the machine.
 CPU_CASE_SECONDS = 21
-#: What check says to a machine without triton; README's install section says the same.
-TRITON_HINT = ("python -m pip install triton (the release your torch's CUDA build requires if the newest does not "
-               "fit it: triton 3.8 for torch 2.14)")
+def triton_hint() -> str:
+    """What check says to a machine without triton (README's install section says the same): the
+    release this torch's metadata pins, where it pins one (CUDA builds), else which to look for."""
+    from .._versions import triton_required, torch_version
+
+    pinned = triton_required()
+    if pinned is not None:
+        return f"python -m pip install triton=={pinned} (the release torch {torch_version()} requires)"
+    return (f"python -m pip install triton (the release the CUDA build of torch {torch_version()} requires, if "
+            "the newest does not fit it: pip show torch on a CUDA machine names it)")
 SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
@@ -259,22 +267,23 @@ def _run_check(ops: Sequence[str], device: str, jobs: int | None, timeout: float
         device = "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cpu" and importlib.util.find_spec("triton") is None:
         print("inductor_fix check: the CPU harness runs Inductor's Triton template codegen and needs triton, which "
-              f"torch's CPU wheels do not install: {TRITON_HINT}", file=sys.stderr)
+              f"torch's CPU wheels do not install: {triton_hint()}", file=sys.stderr)
         return 2
     if device == "cuda" and not torch.cuda.is_available():
         print("inductor_fix check: --device cuda, but torch sees no CUDA device", file=sys.stderr)
         return 2
-    if json_path:
-        try:
-            open(json_path, "a").close()  # fail now, not after every case has run
-        except OSError as error:
-            print(f"inductor_fix check: cannot write --json {json_path}: {error}", file=sys.stderr)
-            return 2
+    problem = _unwritable(json_path) if json_path else None
+    if problem:  # said now, not after every case has run
+        print(f"inductor_fix check: cannot write --json {json_path}: {problem}", file=sys.stderr)
+        return 2
     cpus = os.cpu_count() or 1
     jobs = jobs or (cpus if device == "cpu" else max(1, min(8, cpus // 2)))
     threads = None if device == "cpu" else max(1, cpus // jobs)
     status = inductor_fix.status()
     print(f"inductor_fix check: torch {status.torch_version}, triton {status.triton_version}, device {device}")
+    if os.environ.get("INDUCTOR_FIX_DISABLE"):
+        print(_wrapped(f"INDUCTOR_FIX_DISABLE={os.environ['INDUCTOR_FIX_DISABLE']} is set here: check sets it "
+                       "itself in each case (stock: 1; patched: unset), to compare the two."))
     if device == "cpu":
         print(_wrapped(HARNESS_NOTE))
     else:
@@ -314,16 +323,40 @@ def _run_check(ops: Sequence[str], device: str, jobs: int | None, timeout: float
     if exit_status == 1:
         print(_wrapped(please_report("check --json FILE's file and the output of inductor-fix status --json")))
     if json_path:
-        with open(json_path, "w") as handle:
-            json.dump(
-                {"torch": status.torch_version, "triton": status.triton_version, "device": device,
-                 "inductor_fix": inductor_fix.__version__,
-                 "exit_status": exit_status, "verdict": EXIT_STATUS[exit_status].split(":")[0],
-                 "options": {"ops": list(ops), "jobs": jobs, "timeout": timeout},
-                 "cases": [dataclasses.asdict(c) for c in cases]},
-                handle, indent=2,
-            )
+        _write_whole(json_path, {"torch": status.torch_version, "triton": status.triton_version, "device": device,
+                                 "inductor_fix": inductor_fix.__version__,
+                                 "exit_status": exit_status, "verdict": EXIT_STATUS[exit_status].split(":")[0],
+                                 "options": {"ops": list(dict.fromkeys(c.op for c in cases)), "jobs": jobs,
+                                             "timeout": timeout},
+                                 "cases": [dataclasses.asdict(c) for c in cases]})
     return exit_status
+
+
+def _unwritable(path: str) -> str | None:
+    """Why ``--json`` cannot write ``path`` at the end, or None; creates nothing (a check
+    stopped early leaves no file behind)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        return "it is a directory"
+    if os.path.exists(path):
+        return None if os.access(path, os.W_OK) else "no permission to write it"
+    if not os.path.isdir(folder):
+        return f"no such directory: {folder}"
+    return None if os.access(folder, os.W_OK | os.X_OK) else f"no permission to create a file in {folder}"
+
+
+def _write_whole(path: str, data: dict[str, Any]) -> None:
+    """Write ``data`` as JSON to ``path`` whole or not at all: a temporary file beside it, then renamed."""
+    folder = os.path.dirname(os.path.abspath(path))
+    descriptor, temporary = tempfile.mkstemp(prefix=".inductor_fix_check_", suffix=".json", dir=folder)
+    try:
+        with os.fdopen(descriptor, "w") as handle:
+            json.dump(data, handle, indent=2)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 def _estimate(cases: int, jobs: int, device: str, cpus: int) -> str:

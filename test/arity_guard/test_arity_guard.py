@@ -173,7 +173,7 @@ class TestErrorsPassedThrough(TestCase):
             text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
         else:
             self.fail("no error")
-        frames = re.findall(r'File "[^"]*/patches/arity_guard\.py", line \d+, in \w+\n\s+(.*)\n', text)
+        frames = re.findall(r'File "[^"]*/patches/arity_guard/fix\.py", line \d+, in \w+\n\s+(.*)\n', text)
         self.assertEqual(len(frames), 2, text)  # generate_with_arity_guard, and the call it makes
         for frame in frames:
             self.assertRegex(frame, r"# (passed on as given: an error here came from below|Inductor's generate, "

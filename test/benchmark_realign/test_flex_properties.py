@@ -99,7 +99,7 @@ class TestFlexCodegenCache(TestCase):
         """FlexAttention's templates are created with the TritonTemplate default
         (``cache_codegen_enabled_for_template=False``): Inductor's codegen-cache check,
         the second oracle of the matmul suite, cannot see flex, and has nothing to see."""
-        from inductor_fix.patches.benchmark_realign.check import triton_flex_lowering
+        from inductor_fix.patches.benchmark_realign.seams import triton_flex_lowering
         from torch._inductor.select_algorithm import TritonTemplate
 
         triton_flex_lowering()  # imports the flex lowerings, which register their templates

@@ -1,0 +1,90 @@
+"""Can torch load this package's autoload entry point in this environment?
+
+torch (2.5+) loads every ``torch.backends`` entry point at the end of ``import torch``
+(``_import_device_backends``) and turns any exception into ``RuntimeError: Failed to load
+the backend extension: inductor_fix``: ``import torch`` then fails in the whole environment.
+That happens when the distribution's metadata is visible but the entry point's module
+(``_inductor_fix_autoload``) is not: an editable install whose checkout was moved or
+deleted, or switched to a commit older than that module. :func:`entry_points` loads each
+such entry point in a fresh interpreter of this environment, as torch would, without
+importing torch; ``inductor-fix status`` reports it and how to heal it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from typing import NamedTuple
+
+__all__ = ["EntryPoint", "advice", "entry_points"]
+
+GROUP, NAME = "torch.backends", "inductor_fix"
+
+#: Loads every inductor_fix entry point of the group as torch does; prints one JSON line.
+_PROBE = f"""
+import json
+from importlib import metadata
+found = []
+for entry in metadata.entry_points(group={GROUP!r}):
+    if entry.name != {NAME!r}:
+        continue
+    dist = getattr(entry, "dist", None)
+    try:
+        url = json.loads(dist.read_text("direct_url.json") or "null") if dist is not None else None
+    except Exception:
+        url = None
+    try:
+        entry.load()
+        error = None
+    except Exception as failure:
+        error = f"{{type(failure).__name__}}: {{failure}}"
+    url = url or {{}}
+    found.append({{"value": entry.value, "metadata": str(getattr(dist, "_path", "?")), "error": error,
+                  "source": url.get("url"), "editable": bool((url.get("dir_info") or {{}}).get("editable"))}})
+print(json.dumps(found))
+"""
+
+
+class EntryPoint(NamedTuple):
+    """One ``inductor_fix`` entry point of ``torch.backends`` this environment declares:
+    ``metadata`` (its ``.dist-info`` folder), ``error`` (what loading it raises; None if it
+    loads), ``source`` (the URL pip installed it from, ``file:///path/to/checkout`` for a
+    local one) and whether the install is ``editable``."""
+
+    value: str
+    metadata: str
+    error: str | None
+    source: str | None
+    editable: bool
+
+
+def entry_points(python: str | None = None, timeout: float = 60) -> list[EntryPoint] | None:
+    """Every ``inductor_fix`` entry point of ``torch.backends`` seen by ``python`` (default:
+    this interpreter) with this environment, each loaded as torch would, from a scratch
+    working directory (a checkout there must not stand in for an installed module). None if
+    the probe itself could not run."""
+    with tempfile.TemporaryDirectory(prefix="inductor_fix_probe_") as scratch:
+        try:
+            result = subprocess.run([python or sys.executable, "-c", _PROBE], cwd=scratch, capture_output=True,
+                                    text=True, timeout=timeout, env=dict(os.environ, INDUCTOR_FIX_AUTOLOAD="0"))
+            return [EntryPoint(**entry) for entry in json.loads(result.stdout.strip().splitlines()[-1])]
+        except (OSError, subprocess.SubprocessError, ValueError, IndexError, TypeError):
+            return None
+
+
+def advice(entry: EntryPoint) -> str:
+    """What to do about an entry point that does not load, in one paragraph."""
+    checkout = entry.source[len("file://"):] if (entry.source or "").startswith("file://") else None
+    if entry.editable and checkout:
+        why = (f"an editable install from {checkout}, which is at a commit without that module" if
+               os.path.isdir(checkout) else f"an editable install from {checkout}, which is gone or moved")
+        reinstall = "`python -m pip install -e CHECKOUT` from where the checkout is now"
+    else:
+        why, reinstall = "its module is not importable here", "a reinstall, `python -m pip install inductor-fix`"
+    return (f"every `import torch` in this environment fails: torch cannot load the entry point "
+            f"{NAME} = {entry.value} declared by {entry.metadata} ({entry.error}; {why}). Heal it: "
+            f"`python -m pip uninstall inductor-fix`, or {reinstall}; meanwhile "
+            "TORCH_DEVICE_BACKEND_AUTOLOAD=0 lets torch import without it")

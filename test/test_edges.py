@@ -1,0 +1,198 @@
+"""The edges a new user hit, each pinned: a bad report path said at start, a report of torn
+lines read without contradiction, ``check --json`` whole or not at all, check's banner about
+``INDUCTOR_FIX_DISABLE``, the triton hint of the installed torch, ``status`` without torch,
+CLI usage errors, and the diagnosis of an entry point torch cannot load."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from helpers import run_python
+
+from inductor_fix.check.table import ops, orders_of
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli(*args: str, env: dict | None = None, cwd: str | None = None,
+        timeout: float = 120) -> subprocess.CompletedProcess:
+    """``python -m inductor_fix ARGS`` with this checkout first on the path."""
+    full = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+            **(env or {})}
+    return subprocess.run([sys.executable, "-m", "inductor_fix", *args], capture_output=True, text=True,
+                          env=full, cwd=cwd or tempfile.gettempdir(), timeout=timeout)
+
+
+class TestReportPath(unittest.TestCase):
+    """A path that takes no append is refused at start (run: exit 2; the variable: a warning)."""
+
+    @unittest.skipUnless(os.path.isfile("/proc/version"), "needs /proc")
+    def test_run_refuses_a_file_that_opens_but_takes_no_write(self) -> None:
+        result = cli("run", "--report", "/proc/version", "--", sys.executable, "-c", "pass")
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("--report /proc/version: cannot append to it", result.stderr)
+
+    def test_run_refuses_a_device(self) -> None:
+        result = cli("run", "--report", os.devnull, "--", sys.executable, "-c", "pass")
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("not a regular file", result.stderr)
+
+    @unittest.skipUnless(os.path.isfile("/proc/version"), "needs /proc")
+    def test_the_variable_is_said_at_start(self) -> None:
+        result = run_python("import warnings; warnings.simplefilter('always'); import inductor_fix",
+                            env={"INDUCTOR_FIX_REPORT": "/proc/version", "INDUCTOR_FIX_REPORT_WARNED": None})
+        self.assertIn("INDUCTOR_FIX_REPORT=/proc/version: cannot append to it", result.stderr)
+
+
+class TestTornReport(unittest.TestCase):
+    def test_a_report_of_only_torn_lines_does_not_contradict_itself(self) -> None:
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory, "job.jsonl")
+            path.write_text('{"format":1,"pid":3,"torn')
+            result = cli("report", str(path))
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn("skipped 1 torn or garbled line(s)", result.stdout)
+        self.assertNotIn("loaded Inductor", result.stdout)
+        self.assertIn("no line of the report could be used", result.stdout)
+
+
+class TestCheckStoppedEarly(unittest.TestCase):
+    def test_sigterm_leaves_no_json_and_the_banner_says_check_sets_disable(self) -> None:
+        op = ops()[0]
+        with tempfile.TemporaryDirectory() as directory:
+            target = Path(directory, "result.json")
+            env = dict(os.environ, INDUCTOR_FIX_DISABLE="1",
+                       PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+            process = subprocess.Popen([sys.executable, "-m", "inductor_fix", "check", "--ops", op, "--jobs", "1",
+                                        "--json", str(target)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                       text=True, env=env, cwd=directory)
+            lines = []
+            deadline = time.monotonic() + 120
+            for line in process.stdout:
+                lines.append(line)
+                if "  start " in line or time.monotonic() > deadline:
+                    break
+            process.send_signal(signal.SIGTERM)
+            output = "".join(lines) + process.communicate(timeout=60)[0]
+            self.assertEqual(process.returncode, 128 + signal.SIGTERM, output)
+            self.assertEqual(sorted(os.listdir(directory)), [], output)  # no file, no temporary one
+        self.assertIn("INDUCTOR_FIX_DISABLE=1 is set here: check sets it itself in each case", " ".join(output.split()))
+        self.assertIn(f"start {op} {orders_of(op)[0]}", output)
+
+
+class TestTritonHint(unittest.TestCase):
+    def test_it_names_the_release_torch_pins(self) -> None:
+        from inductor_fix.check import runner
+
+        with mock.patch("inductor_fix._versions.triton_required", return_value="3.9.1"):
+            self.assertIn("triton==3.9.1", runner.triton_hint())
+        with mock.patch("inductor_fix._versions.triton_required", return_value=None):
+            hint = runner.triton_hint()
+        self.assertNotRegex(hint, r"triton \d|triton==")  # no release it cannot know
+        self.assertIn("pip show torch", hint)
+
+    def test_the_installed_torch_pin_is_read(self) -> None:
+        from importlib import metadata
+
+        from inductor_fix._versions import triton_required
+
+        pinned = [r for r in metadata.requires("torch") or [] if r.startswith("triton==")]
+        self.assertEqual(triton_required(), pinned[0].split("==")[1].split(";")[0].strip() if pinned else None)
+
+
+class TestStatusWithoutTorch(unittest.TestCase):
+    def test_it_says_torch_is_missing(self) -> None:
+        with tempfile.TemporaryDirectory() as directory:
+            subprocess.run([sys.executable, "-m", "venv", "--without-pip", directory], check=True)
+            python = str(Path(directory, "bin", "python"))
+            # The package from this checkout, a copy of packaging; no torch anywhere on the path.
+            import shutil
+
+            import packaging
+
+            shutil.copytree(Path(packaging.__file__).parent, Path(directory, "deps", "packaging"))
+            paths = [str(ROOT), str(Path(directory, "deps"))]
+            code = ("import sys; sys.path[:0] = %r; sys.modules['torch'] = None; "
+                    "from inductor_fix import cli; sys.exit(cli.main(['status', '--no-load']))") % paths
+            result = subprocess.run([python, "-I", "-c", code], capture_output=True, text=True, timeout=120)
+        self.assertIn("torch is not installed in this environment", result.stdout, result.stderr)
+
+
+class TestUsageErrors(unittest.TestCase):
+    def test_an_integer_option_says_integer(self) -> None:
+        result = cli("check", "--jobs", "0")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("--jobs: must be a positive integer, got 0", result.stderr)
+
+    def test_an_unknown_option_before_the_subcommand_is_named(self) -> None:
+        result = cli("--bogus")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("unrecognized arguments: --bogus", result.stderr)
+        self.assertNotIn("required", result.stderr)
+
+
+class TestEntryPointDiagnosis(unittest.TestCase):
+    """``status`` loads the entry point as torch would, and says when it cannot (and how to heal)."""
+
+    def _fake_install(self, directory: str, module: str, source: str) -> str:
+        info = Path(directory, "site", "inductor_fix-9.9.dist-info")
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text("Metadata-Version: 2.1\nName: inductor-fix\nVersion: 9.9\n")
+        (info / "entry_points.txt").write_text(f"[torch.backends]\ninductor_fix = {module}:activate\n")
+        (info / "direct_url.json").write_text(json.dumps({"url": f"file://{source}", "dir_info": {"editable": True}}))
+        return str(info.parent)
+
+    def test_a_module_that_is_gone_is_named_with_the_cure(self) -> None:
+        with tempfile.TemporaryDirectory() as directory:
+            site = self._fake_install(directory, "_inductor_fix_gone", f"{directory}/moved-checkout")
+            result = cli("status", "--no-load", env={"PYTHONPATH": os.pathsep.join([site, str(ROOT)])})
+            torch = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True, text=True,
+                                   env=dict(os.environ, PYTHONPATH=site), cwd=directory, timeout=300)
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        text = " ".join(result.stdout.split())
+        self.assertIn("autoload: BROKEN - every `import torch` in this environment fails", text)
+        self.assertIn("No module named '_inductor_fix_gone'", text)
+        self.assertIn("which is gone or moved", text)
+        self.assertIn("python -m pip uninstall inductor-fix", text)
+        self.assertIn("TORCH_DEVICE_BACKEND_AUTOLOAD=0", text)
+        self.assertIn("Failed to load the backend extension: inductor_fix", torch.stderr)  # what the user saw
+
+    def test_the_json_says_it_too(self) -> None:
+        with tempfile.TemporaryDirectory() as directory:
+            site = self._fake_install(directory, "_inductor_fix_gone", directory)
+            result = cli("status", "--no-load", "--json", env={"PYTHONPATH": os.pathsep.join([site, str(ROOT)])})
+        self.assertEqual(result.returncode, 1)
+        self.assertIs(json.loads(result.stdout)["autoload"]["ok"], False)
+
+    def test_control_a_loadable_entry_point_is_clean(self) -> None:
+        with tempfile.TemporaryDirectory() as directory:
+            site = self._fake_install(directory, "_inductor_fix_autoload", directory)
+            result = cli("status", "--no-load", "--json", env={"PYTHONPATH": os.pathsep.join([site, str(ROOT)])})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIs(json.loads(result.stdout)["autoload"]["ok"], True)
+
+
+class TestEntryPointName(unittest.TestCase):
+    def test_the_entry_point_module_never_changes(self) -> None:
+        # Every installed copy's metadata, an editable install's too, names it: a rename would
+        # break `import torch` wherever an older install's metadata stays.
+        if sys.version_info < (3, 11):
+            self.skipTest("tomllib is Python 3.11+")
+        import tomllib
+
+        project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+        self.assertEqual(project["entry-points"]["torch.backends"], {"inductor_fix": "_inductor_fix_autoload:activate"})
+        self.assertTrue((ROOT / "_inductor_fix_autoload.py").is_file())
+
+
+if __name__ == "__main__":
+    unittest.main()
