@@ -50,6 +50,7 @@ INDUCTOR = "torch._inductor.select_algorithm"
 #: How the package was activated in this process, first first.
 routes: list = []
 _importing = []  # the route importing the package now: its own import is that route's
+_failed = []  # the error of the one import of the package that failed
 
 
 def switch(value):
@@ -102,13 +103,16 @@ def _on_torch(module):
 
 def _import_package(module=None):
     """Import the package (it patches Inductor as it imports); False, after one warning, if it
-    cannot be imported."""
+    cannot be imported (and False again, silently, if asked again: it is not tried twice)."""
     if "inductor_fix" in sys.modules:
         return True
+    if _failed:
+        return False
     _importing.append(routes[-1] if routes else "?")
     try:
         import inductor_fix  # noqa: F401
     except Exception as error:  # a broken install: run stock, and say why
+        _failed.append(error)
         _fault(_importing[-1], error)
         return False
     finally:

@@ -23,7 +23,7 @@ from typing import Any, Iterator, Sequence
 import _inductor_fix_autoload as startup
 
 from . import _trace
-from ._registry import Registry
+from ._registry import ABSENT, Registry
 from ._version import __version__
 from ._versions import distribution_version
 from ._warnings import warn_once
@@ -296,14 +296,14 @@ class Lifecycle:
 
     def original(self, target: str) -> Any:
         """The stock object (function or classmethod) that ``"Class.attribute"`` (or the full
-        dotted name) had before this package wrapped it. Raises KeyError if it is not
-        wrapped now or is not a target name."""
+        dotted name) had before this package wrapped it (where the class only inherited it:
+        the inherited object). Raises KeyError if it is not wrapped now or is not a target name."""
         owner, attribute = self._member(target)
         with self._lock:
             newest, oldest = self._registry.newest(owner, attribute), self._registry.find(owner, attribute)
         if newest is None or not newest.active:
             raise KeyError(f"{target} is not patched")
-        return oldest.original
+        return oldest.inherited() if oldest.original is ABSENT else oldest.original
 
     @contextlib.contextmanager
     def applied(self, *names: str) -> Iterator[Status]:

@@ -8,6 +8,9 @@ and the original once it is not. Entries are kept per class object, so after
 ``importlib.reload`` of Inductor's module the old classes stay on the stack until
 they are restored too.
 
+A patch may also override an attribute the class only inherits (``ABSENT`` is then its
+original): the factory wraps the inherited one, and restoring deletes the class's own again.
+
 Two patches may wrap one slot: the second wraps the first's switch, and undoing
 them newest first (or either alone: the other's switch passes calls through) gives
 the original back. Restoring puts the original back only where the slot still holds
@@ -26,11 +29,20 @@ from typing import Any, Callable, Collection
 
 from .patches.base import function_of
 
-__all__ = ["MARKER", "Entry", "Registry"]
+__all__ = ["ABSENT", "MARKER", "Entry", "Registry"]
 
 #: Set on every object this package installs, so it is recognised even when a
 #: second copy of the package (or a reload) looks at it.
 MARKER = "__inductor_fix_patch__"
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+#: The original of a slot the class did not define itself (it inherited the attribute).
+ABSENT = _Absent()
 
 
 class Entry:
@@ -53,6 +65,19 @@ class Entry:
     def in_slot(self) -> bool:
         return self.owner.__dict__.get(self.attribute) is self.installed
 
+    def holds_original(self) -> bool:
+        """Whether the slot holds the original again (for an inherited one: nothing of the class's own)."""
+        if self.original is ABSENT:
+            return self.attribute not in self.owner.__dict__
+        return self.owner.__dict__.get(self.attribute) is self.original
+
+    def inherited(self) -> Any:
+        """What the class resolves without a slot of its own (for an inherited original)."""
+        for base in self.owner.__mro__[1:]:
+            if self.attribute in base.__dict__:
+                return base.__dict__[self.attribute]
+        raise AttributeError(f"no base of {self.owner.__qualname__} defines {self.attribute}")
+
     def under_another_wrapper(self) -> bool:
         """Whether the slot holds another object whose ``__wrapped__`` chain reaches ours."""
         current, ours = self.owner.__dict__.get(self.attribute), function_of(self.installed)
@@ -66,7 +91,8 @@ class Entry:
 
 
 def _switch(entry: Entry) -> Any:
-    patched, original = function_of(entry.wrapper), function_of(entry.original)
+    patched = function_of(entry.wrapper)
+    original = function_of(entry.inherited() if entry.original is ABSENT else entry.original)
 
     @functools.wraps(original)
     def switch(*args: Any, **kwargs: Any) -> Any:
@@ -86,8 +112,8 @@ class Registry:
 
         An entry of ours for the slot that is still reachable from it (in the slot, or under
         another library's wrapper) is made active again instead (no second wrap); one that
-        is not (someone put another object in the slot) is dropped. Raises KeyError if
-        ``owner`` does not define ``attribute`` itself, and RuntimeError if it already holds
+        is not (someone put another object in the slot) is dropped. Raises AttributeError if
+        neither ``owner`` nor a base defines ``attribute``, and RuntimeError if it already holds
         another copy's ``inductor_fix`` object.
         """
         entry = self.find(owner, attribute, patch)
@@ -96,11 +122,12 @@ class Registry:
             return entry
         if entry is not None:
             self._stack.remove(entry)
-        original = owner.__dict__[attribute]
+        original = owner.__dict__.get(attribute, ABSENT)
         ours = any(e.installed is original for e in self._stack)  # another patch's: wrapped over it
         if getattr(original, MARKER, None) is not None and not ours:
             raise RuntimeError(f"{owner.__qualname__}.{attribute} is already patched by inductor_fix")
-        entry = Entry(owner, attribute, original, make_wrapper(original), patch)
+        entry = Entry(owner, attribute, original, None, patch)
+        entry.wrapper = make_wrapper(entry.inherited() if original is ABSENT else original)
         entry.installed = _switch(entry)
         setattr(entry.installed, MARKER, patch)
         setattr(function_of(entry.installed), MARKER, patch)  # under a classmethod too
@@ -114,11 +141,13 @@ class Registry:
         object sits in the slot (a ``mock.patch``, a wrapper over ours): it is left there and
         the entry stays, inert, to be restored once the slot holds our switch again."""
         entry.active = False
-        current = entry.owner.__dict__.get(entry.attribute)
-        if current is not entry.installed and current is not entry.original:
+        if not entry.in_slot() and not entry.holds_original():
             return False
-        if current is entry.installed:
-            setattr(entry.owner, entry.attribute, entry.original)
+        if entry.in_slot():
+            if entry.original is ABSENT:
+                delattr(entry.owner, entry.attribute)
+            else:
+                setattr(entry.owner, entry.attribute, entry.original)
         self._stack.remove(entry)
         return True
 

@@ -24,12 +24,11 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import unittest
 from pathlib import Path
 
-from helpers import affected, requires_cuda
+from helpers import OP, ORDER, affected, needs_a_check_op, requires_cuda
 
-from inductor_fix.check.table import ops, orders_of, steps_of
+from inductor_fix.check.table import steps_of
 from inductor_fix.patches import PATCHES, patch_for_op
 from torch._inductor.test_case import TestCase, run_tests
 
@@ -40,9 +39,6 @@ VENV: dict[str, Path] = {}
 
 #: The job: the check table's first op in its first sequence (its patch's workload), whichever
 #: patch of the table shows it; the tests that run it skip when no patch has a check op.
-OP = next(iter(ops()), None)
-ORDER = orders_of(OP)[0] if OP is not None else None
-needs_a_check_op = unittest.skipIf(OP is None, "no patch of the table has a check op (all retired)")
 
 #: The job's script: ``OP ORDER [DEVICE]``, ``cpu`` (the default) on the Triton-on-CPU harness,
 #: ``cuda`` with real kernels compared with eager.

@@ -10,10 +10,9 @@ import subprocess
 import sys
 import tempfile
 import time
-import unittest
 from pathlib import Path
 
-from helpers import HAS_CUDA, affected
+from helpers import FIRST_CASE, HAS_CUDA, affected, needs_a_check_op
 
 import inductor_fix
 import torch
@@ -25,8 +24,6 @@ from torch._inductor.test_case import TestCase, run_tests
 ROOT = Path(__file__).resolve().parents[1]
 #: A ``check`` case of whichever patch the table lists first (op, order): the tests of check's own
 #: machinery need one, not a particular patch's.
-FIRST_CASE = (ops()[0], orders_of(ops()[0])[0]) if ops() else None
-needs_a_check_op = unittest.skipIf(FIRST_CASE is None, "no patch of the table has a check op (all retired)")
 #: The first op ``check`` runs by default of each patch that has one: one command covers every
 #: patch's check part.
 EACH_PATCHS_OP = tuple(op for op in (next((o for o in p.check_ops if o in default_ops()), None) for p in PATCHES)
@@ -98,8 +95,10 @@ class TestCheckCommand(TestCase):
             self.assertIn("Triton-on-CPU harness", out)
         sequences = [(op, order) for op in chosen for order in orders_of(op)]
         for op, order in sequences:  # one row each, the sequence under the name the table gives it
-            (row,) = [line for line in out.splitlines()
-                      if re.match(rf"{re.escape(op)}\s+{re.escape(label_of(op, order))}\s", line)] or [out]
+            rows = [line for line in out.splitlines()
+                    if re.match(rf"{re.escape(op)}\s+{re.escape(label_of(op, order))}\s", line)]
+            self.assertEqual(len(rows), 1, (op, order, out))
+            row = rows[0]
             self.assertRegex(row, r"\bok\b")
             if affected(op):
                 self.assertRegex(row, r"crashed \(expected\) \[\d\]")

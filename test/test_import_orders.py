@@ -8,17 +8,14 @@ patch of the table has a check op).
 from __future__ import annotations
 
 import json
-import unittest
 
-from helpers import affected, run_python
+from helpers import OP, affected, needs_a_check_op, run_python
 
-from inductor_fix.check.table import ops, orders_of, steps_of
+from inductor_fix.check.table import orders_of, steps_of
 from torch._inductor.test_case import TestCase, run_tests
 from torch.testing._internal.common_utils import instantiate_parametrized_tests, parametrize
 
 #: The op every case compiles; all its sequences in turn, one process and codegen cache.
-OP = next(iter(ops()), None)
-needs_a_check_op = unittest.skipIf(OP is None, "no patch of the table has a check op (all retired)")
 
 HARNESS = """
 from inductor_fix.check.harness import triton_cpu_harness

@@ -17,12 +17,11 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import unittest
 from pathlib import Path
 
-from helpers import affected
+from helpers import OP, ORDER, affected, needs_a_check_op
 
-from inductor_fix.check.table import ops, orders_of, steps_of
+from inductor_fix.check.table import steps_of
 from inductor_fix.launcher import BOOTSTRAP, environment
 from inductor_fix.patches import PATCHES
 from torch._inductor.test_case import TestCase, run_tests
@@ -30,9 +29,6 @@ from torch._inductor.test_case import TestCase, run_tests
 ROOT = Path(__file__).resolve().parents[1]
 #: The compile the harness test runs: the check table's first op in its first sequence, whichever
 #: patch shows it (skipped when no patch has a check op).
-OP = next(iter(ops()), None)
-ORDER = orders_of(OP)[0] if OP is not None else None
-needs_a_check_op = unittest.skipIf(OP is None, "no patch of the table has a check op (all retired)")
 #: Prints whether the fix came with Inductor (the script never imports it), and its state.
 PROBE = """
 import json, sys

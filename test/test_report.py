@@ -12,7 +12,7 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from helpers import affected, needs_ops
+from helpers import OP, ORDER, affected, needs_a_check_op
 
 import inductor_fix
 from inductor_fix.patches import PATCHES, patch_for_op
@@ -21,27 +21,36 @@ from torch._inductor.test_case import TestCase, run_tests
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = str(Path(__file__).resolve().parent)  # quick_autotuning, for the jobs
-#: A matmul sequence whose aliasing changes (pytorch/pytorch#188069) under the CPU harness;
-#: the script never imports inductor_fix itself.
-ALIASING = """
+#: The job that needs the fix: the check table's first op in its first sequence (its patch's
+#: workload, which crashes stock on an affected torch), whichever patch shows it.
+#: A job under the CPU harness; it imports the harness, never ``inductor_fix`` itself. ``work``:
+#: what it compiles, one of the two below.
+JOB = """
 import sys
 import torch
 from torch._inductor import config
 from torch._inductor.utils import fresh_cache
 import inductor_fix.check.harness as harness
+from inductor_fix.check.table import run_sequence
 sys.path.insert(0, {here!r})
 from quick_autotuning import quick_cpu_autotuning
 
-def bmm(a, b):
-    return torch.bmm(a, b)
-
-x, y = torch.randn(2, 4, 32, 32).unbind(0)
 with fresh_cache(), quick_cpu_autotuning(), harness.triton_cpu_harness(), config.patch(fx_graph_cache=False):
-    for args in ((x, x), (x, y) if {distinct} else (x, x)):
-        torch._dynamo.reset()
-        torch.compile(bmm, mode="max-autotune-no-cudagraphs")(*args)
+{work}
 print("DONE")
 """
+#: The check case: what its steps did is the job report's to say, not the script's.
+SEQUENCE = "    run_sequence({op!r}, {order!r}, 'cpu', compare=False)"
+#: One max-autotune matmul of distinct operands: choices benchmarked, nothing for any patch to do.
+PLAIN = """
+    x, y = torch.randn(2, 4, 32, 32).unbind(0)
+    torch.compile(lambda a, b: a @ b, mode="max-autotune-no-cudagraphs")(x, y)
+"""
+
+
+def _job_script(needs_the_fix: bool) -> str:
+    work = SEQUENCE.format(op=OP, order=ORDER) if needs_the_fix else PLAIN.strip("\n")
+    return textwrap.dedent(JOB).format(here=HERE, work=work)
 
 
 def _environment(**overrides: str) -> dict[str, str]:
@@ -69,10 +78,15 @@ class TestActivity(TestCase):
             self.assertEqual(set(snapshot), {"counts", "details"})
 
 
+def _acted(patch=PATCHES[0], count: int = 1) -> dict:
+    """The report fields of ``patch`` having done ``count`` of its first kind."""
+    return {patch.name: {"counts": {next(iter(patch.activity.kinds)): count}}}
+
+
 class TestSummary(TestCase):
     def test_needed_yes_when_any_patch_acted(self) -> None:
         acted = PATCHES[0].name
-        summary = summarize([_line(), _line(**{acted: {"counts": {"collisions_prevented": 2}}})])
+        summary = summarize([_line(), _line(**_acted(count=2))])
         self.assertIs(summary["needed"], True)
         self.assertEqual(summary["patches"][acted]["processes_acted"], 1)
         self.assertIn("keep inductor_fix", summary["advice"])
@@ -130,8 +144,7 @@ class TestSummary(TestCase):
         self.assertIs(summarize([elsewhere])["needed"], False)
 
     def test_where_names_rank_pid_and_host(self) -> None:
-        acted = {PATCHES[0].name: {"counts": {"collisions_prevented": 1}}}
-        summary = summarize([{**_line(**acted), "rank": "3", "pid": 41, "host": "node7"}])
+        summary = summarize([{**_line(**_acted()), "rank": "3", "pid": 41, "host": "node7"}])
         self.assertEqual(summary["patches"][PATCHES[0].name]["where"][0]["process"], "rank 3, pid 41 on node7")
 
 
@@ -147,9 +160,8 @@ class TestReportCommand(TestCase):
         return path
 
     def test_exit_statuses_and_first_line(self) -> None:
-        acted = {PATCHES[0].name: {"counts": {"collisions_prevented": 1}}}
         cases = [
-            (self._write(json.dumps(_line(**acted))), 0, "needed: yes"),
+            (self._write(json.dumps(_line(**_acted()))), 0, "needed: yes"),
             (self._write(json.dumps(_line())), 0, "needed: no"),
             (self._write(), 1, "needed: unknown"),  # empty: no process loaded Inductor
             (self.directory / "missing.jsonl", 2, "needed: unknown"),
@@ -196,7 +208,7 @@ class TestReportCommand(TestCase):
         good = _line()
         bad = [{**good, "format": True}, {**good, "benchmarks": "3"}, {**good, "patches": [1]},
                {**good, "patches": [{"name": 1, "state": "applied"}]},
-               {**good, "patches": [{**good["patches"][0], "counts": {"realigned": "many"}}]},
+               {**good, "patches": [{**good["patches"][0], "counts": {next(iter(PATCHES[0].activity.kinds)): "many"}}]},
                {**good, "patches": [{**good["patches"][0], "details": "x"}]}, [good], "line"]
         path = self._write(json.dumps(good), *map(json.dumps, bad))
         result = _cli("report", str(path), "--json", timeout=120)
@@ -240,7 +252,7 @@ from inductor_fix.patches import PATCHES
 os.environ.pop("INDUCTOR_FIX_REPORT")  # a program may drop or change it after start-up
 os.chdir({elsewhere!r})
 import torch._inductor.select_algorithm
-PATCHES[0].activity.add("collisions_prevented")
+PATCHES[0].activity.add(next(iter(PATCHES[0].activity.kinds)))
 child = multiprocessing.get_context("fork").Process(target=os.getpid)
 child.start(); child.join()
 print("CHILD", child.pid)
@@ -259,7 +271,7 @@ print("CHILD", child.pid)
         lines = {line["pid"]: line for line in map(json.loads, (directory / "job.jsonl").read_text().splitlines())}
         self.assertEqual(set(lines), {child, lines[child]["ppid"]})
         counts = {pid: line["patches"][0]["counts"] for pid, line in lines.items()}
-        self.assertEqual(counts, {child: {}, lines[child]["ppid"]: {"collisions_prevented": 1}})
+        self.assertEqual(counts, {child: {}, lines[child]["ppid"]: {next(iter(PATCHES[0].activity.kinds)): 1}})
 
 
 class TestDiedInACompile(TestCase):
@@ -303,39 +315,44 @@ class TestJobReport(TestCase):
         self.directory = Path(tempfile.mkdtemp(prefix="inductor_fix_job_"))
         self.addCleanup(shutil.rmtree, self.directory, ignore_errors=True)
 
-    def _job(self, distinct: bool, **env: str) -> tuple[subprocess.CompletedProcess, Path]:
+    def _job(self, needs_the_fix: bool, **env: str) -> tuple[subprocess.CompletedProcess, Path]:
         script = self.directory / "job.py"
-        script.write_text(textwrap.dedent(ALIASING.format(here=HERE, distinct=distinct)))
-        report = self.directory / f"report-{distinct}-{len(env)}.jsonl"
+        script.write_text(_job_script(needs_the_fix))
+        report = self.directory / f"report-{needs_the_fix}-{len(env)}.jsonl"
         launched = _cli("run", "--report", str(report), "--", sys.executable, str(script), cwd=self.directory,
                         **env)
         self.assertEqual(launched.returncode, 0, launched.stderr[-3000:])
         self.assertIn("DONE", launched.stdout)
         return _cli("report", str(report), "--json", timeout=120), report
 
-    @needs_ops("bmm")
-    def test_aliasing_job_needs_the_fix(self) -> None:
-        result, report = self._job(distinct=True)
+    @needs_a_check_op
+    def test_a_job_of_a_check_case_needs_the_fix(self) -> None:
+        result, report = self._job(needs_the_fix=True)
         lines = report.read_text().splitlines()
         self.assertEqual(len(lines), 1)  # one process loaded Inductor
         summary = json.loads(result.stdout)
-        if not affected("bmm"):
+        if not affected(OP):
             self.assertIs(summary["needed"], False, summary)
             return
         self.assertEqual(result.returncode, 0)
         self.assertIs(summary["needed"], True, summary)
-        cache_key = patch_for_op("bmm")
-        self.assertEqual(set(summary["patches"][cache_key.name]["counts"]), {"collisions_prevented"})
-        detail = summary["patches"][cache_key.name]["where"][0]["details"][0]
-        self.assertEqual((detail["template"], detail["patterns"]), ("bmm", [[0, 0], [0, 1]]))
-        self.assertEqual(detail["count"], summary["patches"][cache_key.name]["counts"]["collisions_prevented"])
+        # The op's patch acted, in kinds it declares; each detail shown reads as its kind's line.
+        patch = patch_for_op(OP)
+        acted = summary["patches"][patch.name]
+        self.assertTrue(acted["counts"], summary)
+        self.assertLessEqual(set(acted["counts"]), set(patch.activity.kinds), acted)
+        details = acted["where"][0]["details"]
+        self.assertTrue(details, acted)
+        for detail in details:
+            self.assertLessEqual(detail["count"], acted["counts"][detail["kind"]], detail)
+            self.assertNotEqual(patch.activity.line(detail), detail["kind"], detail)  # its kind read it
 
-    @needs_ops("bmm")
+    @needs_a_check_op
     def test_torchrun_ranks_each_append_a_line(self) -> None:
         torchrun = Path(sys.executable).with_name("torchrun")
         runner = [str(torchrun)] if torchrun.exists() else [sys.executable, "-m", "torch.distributed.run"]
         script = self.directory / "ranks.py"
-        script.write_text(textwrap.dedent(ALIASING.format(here=HERE, distinct=True)))
+        script.write_text(_job_script(needs_the_fix=True))
         report = self.directory / "ranks.jsonl"
         launched = _cli("run", "--report", str(report), "--", *runner, "--standalone", "--nproc-per-node", "2",
                         str(script), cwd=self.directory, timeout=900)
@@ -345,17 +362,18 @@ class TestJobReport(TestCase):
         self.assertEqual({line["world_size"] for line in lines}, {"2"})
         summary = json.loads(_cli("report", str(report), "--json", timeout=120).stdout)
         self.assertEqual(summary["processes"], 2)
-        self.assertIs(summary["needed"], affected("bmm"))
+        self.assertIs(summary["needed"], affected(OP))
 
-    def test_same_pattern_job_does_not(self) -> None:
-        result, _ = self._job(distinct=False)
+    def test_a_job_with_nothing_to_fix_does_not(self) -> None:
+        result, _ = self._job(needs_the_fix=False)
         self.assertEqual(result.returncode, 0)
-        self.assertIs(json.loads(result.stdout)["needed"], False)
+        summary = json.loads(result.stdout)
+        self.assertIs(summary["needed"], False, summary)
 
     def test_disabled_job_says_the_fix_was_off(self) -> None:
         """Negative control: with INDUCTOR_FIX_DISABLE=1 nothing is recorded and nothing judged."""
         job = self.directory / "job.py"
-        job.write_text(textwrap.dedent(ALIASING.format(here=HERE, distinct=False)))
+        job.write_text(_job_script(needs_the_fix=False))
         report = self.directory / "off.jsonl"
         launched = _cli("run", "--report", str(report), "--", sys.executable, str(job), cwd=self.directory,
                         INDUCTOR_FIX_DISABLE="1")

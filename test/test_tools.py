@@ -30,7 +30,7 @@ class TestMatrixExpectations(TestCase):
         for suite in ex.SUITES.values():
             self.assertIn(suite.patch, PATCHES)
             self.assertTrue(suite.arguments[0].startswith(f"test/{suite.patch.module}/"), suite)
-        self.assertEqual(ex.mode_of("flex_backward:diff"), "diff")
+        self.assertEqual(ex.mode_of(f"{next(iter(ex.SUITES))}:diff"), "diff")
         self.assertEqual({s.patch.name for s in ex.SUITES.values()},
                          {p.name for p in PATCHES if list((ROOT / "test" / p.module).glob("test_*properties.py"))})
         for name, suite in ex.SUITES.items():  # a file with Inductor's codegen-cache check gives a second suite
@@ -381,11 +381,11 @@ class TestNightly(TestCase):
         import torch._inductor.select_algorithm as select_algorithm
 
         with inductor_fix.removed():
-            live = {t: base.source_fingerprint(base.function_of(getattr(select_algorithm, t.split(".")[0]).__dict__[
-                t.split(".")[1]])) for t in TARGETS}
+            # A target the class only inherits has no source in select_algorithm.py: nothing to record.
+            defined = {t: getattr(select_algorithm, t.split(".")[0]).__dict__.get(t.split(".")[1]) for t in TARGETS}
+            live = {t: base.source_fingerprint(base.function_of(member)) for t, member in defined.items() if member}
         self.assertEqual(written.pop("9.9.0"), live)  # measured from the wheel as the package measures at run time
         self.assertEqual(written, json.loads(data)["releases"])  # the rest kept, the retired target dropped
-
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ for real on a GPU.
 
 from __future__ import annotations
 
-from helpers import TORCH_RELEASE, affected, fresh_cache, requires_cuda
+from helpers import TORCH_RELEASE, Node, affected, fresh_cache, requires_cuda
 
 import inductor_fix
 import torch
@@ -26,17 +26,6 @@ SHORT_LAUNCH = (r"TypeError: .*(missing 1 required positional argument: '_grid_2
                 r"|missing a required argument: 'out_ptr0')")
 
 
-class _Node:
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def get_name(self) -> str:
-        return self.name
-
-    def __repr__(self) -> str:
-        return self.name
-
-
 class TestPlanRealignment(TestCase):
     """Which tensors a choice is benchmarked with, matched by buffer name."""
 
@@ -45,13 +34,13 @@ class TestPlanRealignment(TestCase):
         return "zeros"
 
     def test_matching_names_need_nothing(self) -> None:
-        q, k, x = _Node("q"), _Node("k"), _Node("x")
+        q, k, x = Node("q"), Node("k"), Node("x")
         self.assertIsNone(plan_realignment([q, k, x], [q, k, x], None, self.zeros))
         # A view of one buffer twice is one kernel input, as in the selection: still a match.
         self.assertIsNone(plan_realignment([q, x, x], [q, x], None, self.zeros))
 
     def test_captured_buffers_replace_the_logical_one(self) -> None:
-        q, lse, blocks, bias, index, table = map(_Node, ("q", "lse", "blocks", "bias", "index", "table"))
+        q, lse, blocks, bias, index, table = map(Node, ("q", "lse", "blocks", "bias", "index", "table"))
         gen = {2: "block generator", 3: "bias generator"}
         plan = plan_realignment([q, lse, blocks, index, table], [q, lse, blocks, bias], gen, self.zeros)
         self.assertEqual(plan.names, ("q", "lse", "blocks", "index", "table"))
@@ -60,17 +49,17 @@ class TestPlanRealignment(TestCase):
         self.assertEqual(plan.gen_fns, {2: "block generator", 3: self.zeros, 4: self.zeros})
 
     def test_same_count_other_buffers_detected_by_name(self) -> None:
-        a, b, c = map(_Node, "abc")
+        a, b, c = map(Node, "abc")
         plan = plan_realignment([a, c], [a, b], None, self.zeros)
         self.assertEqual((plan.names, plan.captured), (("a", "c"), ("c",)))
 
     def test_order_follows_the_kernel(self) -> None:
-        a, b = map(_Node, "ab")
+        a, b = map(Node, "ab")
         plan = plan_realignment([b, a], [a, b], {0: "a's", 1: "b's"}, self.zeros)
         self.assertEqual((plan.names, plan.gen_fns, plan.captured), (("b", "a"), {0: "b's", 1: "a's"}, ()))
 
     def test_input_names_dedup_in_order(self) -> None:
-        self.assertEqual(input_names(list(map(_Node, "abab c"))), ("a", "b", " ", "c"))
+        self.assertEqual(input_names(list(map(Node, "abab c"))), ("a", "b", " ", "c"))
 
 
 @instantiate_parametrized_tests

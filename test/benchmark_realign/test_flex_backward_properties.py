@@ -10,18 +10,16 @@ compared with eager), else the CPU harness (seam 6 lets a CPU backward be traced
 
 from __future__ import annotations
 
-import contextlib
 
 import pytest
 from flex_cases import flex_training_cases
-from helpers import (DEVICE, TOLERANCE, TORCH_RELEASE, affected, counterexample_on_stock, fresh_cache,
+from helpers import (DEVICE, TOLERANCE, TORCH_RELEASE, affected, counterexample_on_stock, fresh_cache, on_device,
                      safety_nets_acted, stock_phases)
 from hypothesis import Phase, example, given, settings
 from observe import observe_autotuning
 
 from flex_cases import TRAINING as FLEX_TRAINING
 from inductor_fix.patches.benchmark_realign.check import FlexTraining, flex_backward_on_triton, flex_training
-from inductor_fix.check.harness import triton_cpu_harness
 from torch._dynamo.utils import counters
 from torch._inductor.test_case import TestCase, run_tests
 
@@ -41,7 +39,7 @@ def check_flex_backward(case: FlexTraining) -> None:
     violation. Oracle as for the forward: it compiles, the backward template was generated,
     no choice's own arity mismatches, no benchmark failed on arity, the guard never had to
     act (realigning is the fix, not a fault), and on a GPU output and gradients equal eager."""
-    harness = triton_cpu_harness() if DEVICE == "cpu" else contextlib.nullcontext()
+    harness = on_device()
     counters.clear()
     with fresh_cache(), harness, observe_autotuning() as seen:
         steps = flex_training(case, DEVICE, compare=DEVICE == "cuda")

@@ -8,16 +8,14 @@ GPU mode with CUDA (outputs compared with eager), else the CPU harness.
 
 from __future__ import annotations
 
-import contextlib
 
 import pytest
 from flex_cases import FlexCase, flex_cases
-from helpers import (DEVICE, TOLERANCE, affected, counterexample_on_stock, fresh_cache, safety_nets_acted,
+from helpers import (DEVICE, TOLERANCE, affected, counterexample_on_stock, fresh_cache, on_device, safety_nets_acted,
                      stock_phases)
 from hypothesis import example, given, settings
 
 import torch
-from inductor_fix.check.harness import triton_cpu_harness
 from inductor_fix.check.workloads import MODE, describe_error, max_rel_error
 from codegen_cache_check import codegen_cache_check
 from observe import observe_autotuning
@@ -41,7 +39,7 @@ def check_flex(case: FlexCase) -> None:
     codegen-cache check runs too: the flex templates do not use the codegen cache
     (:class:`TestFlexCodegenCache`), so every hit it counts must be zero, and checked.
     """
-    harness = triton_cpu_harness() if DEVICE == "cpu" else contextlib.nullcontext()
+    harness = on_device()
     counters.clear()
     inputs = case.inputs(DEVICE)
     function = case.function()

@@ -7,8 +7,10 @@ only kernel launches are stood in for (``inductor_fix/check/harness.py``).
 
 from __future__ import annotations
 
+import json
+
 import torch
-from helpers import affected, fresh_cache
+from helpers import affected, fresh_cache, run_python
 
 import inductor_fix
 from inductor_fix.check.harness import triton_cpu_harness
@@ -106,6 +108,37 @@ class TestAliasedTemplateInputs(TestCase):
                 torch._dynamo.reset()
                 torch.compile(bmm, mode=MODE)(x, x)  # (x, y)'s entries are held now
         self.assertGreater(collisions(), before)
+
+    def test_a_collision_reads_as_its_template_and_patterns(self) -> None:
+        """What the job report shows of a collision (test_report.py asserts only that each detail
+        reads as its kind's line): bmm(x, x) then bmm(x, y), the template and both patterns. In a
+        process of its own: an activity keeps its first 20 distinct details, this suite makes more."""
+        result = run_python("""
+            import json, torch
+            import inductor_fix
+            from inductor_fix.check.harness import triton_cpu_harness
+            from inductor_fix.patches.cache_key import PATCH
+            from quick_autotuning import quick_cpu_autotuning
+            from torch._inductor.utils import fresh_cache
+
+            x, y = torch.randn(2, 4, 32, 32).unbind(0)
+            with fresh_cache(), quick_cpu_autotuning(), triton_cpu_harness(fx_graph_cache=False):
+                for args in ((x, x), (x, y)):
+                    torch._dynamo.reset()
+                    torch.compile(lambda a, b: torch.bmm(a, b), mode="max-autotune-no-cudagraphs")(*args)
+            snapshot = PATCH.activity.snapshot()
+            print(json.dumps({**snapshot, "lines": [PATCH.activity.line(d) for d in snapshot["details"]]}))
+        """)
+        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        activity = json.loads(result.stdout.strip().splitlines()[-1])
+        if not PATCH.is_affected(torch.__version__):
+            return  # stock keys the patterns apart itself: nothing to count
+        self.assertIn("collisions_prevented", activity["counts"])
+        self.assertLessEqual(set(activity["counts"]), set(PATCH.activity.kinds), activity)
+        (detail,) = [d for d in activity["details"] if d["kind"] == "collisions_prevented"]
+        self.assertEqual((detail["template"], detail["patterns"]), ("bmm", [[0, 0], [0, 1]]))
+        self.assertEqual(detail["count"], activity["counts"]["collisions_prevented"])
+        self.assertIn("kept bmm apart by aliasing: patterns (0, 0) vs (0, 1)", activity["lines"])
 
 
 class TestCodegenCacheHits(TestCase):

@@ -100,12 +100,7 @@ class TestDecide(TestCase):
 
 class TestAliasingPattern(TestCase):
     def test_restricted_growth_labels(self) -> None:
-        class Node:
-            def __init__(self, name: str) -> None:
-                self.name = name
-
-            def get_name(self) -> str:
-                return self.name
+        from helpers import Node
 
         def pattern(names: str) -> tuple[int, ...]:
             return aliasing_pattern([Node(name) for name in names])

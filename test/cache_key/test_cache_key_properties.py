@@ -21,17 +21,15 @@ Oracle, per compile of a :class:`matmul_cases.Case`:
 
 from __future__ import annotations
 
-import contextlib
 from unittest import mock
 
 import pytest
-from helpers import (DEVICE, TOLERANCE, affected, counterexample_on_stock, fresh_cache, safety_nets_acted,
+from helpers import (DEVICE, TOLERANCE, affected, counterexample_on_stock, fresh_cache, on_device, safety_nets_acted,
                      stock_phases)
 from hypothesis import example, given, settings
 from matmul_cases import Case, Operand, cases
 
 import torch
-from inductor_fix.check.harness import triton_cpu_harness
 from inductor_fix.check.workloads import MODE, describe_error, max_rel_error
 import codegen_cache_check as codegen_cache_check_module
 from codegen_cache_check import WRONG_OUTPUT, CacheCheck, codegen_cache_check
@@ -78,7 +76,7 @@ def _compile_pattern(case: Case, pattern: tuple[int, ...], seed: int):
 
 def check_arity(case: Case) -> None:
     """Run ``case``'s compile sequence in a fresh Inductor cache; AssertionError on any violation."""
-    harness = triton_cpu_harness() if DEVICE == "cpu" else contextlib.nullcontext()
+    harness = on_device()
     counters.clear()
     with fresh_cache(), harness, config.patch(fx_graph_cache=False), observe_autotuning() as seen:
         for index, pattern in enumerate(case.patterns):
@@ -194,7 +192,7 @@ def check_codegen_cache(case: Case) -> CacheCheck:
     """The second oracle: ``case``'s sequence in a fresh Inductor cache under Inductor's own
     codegen-cache check (:mod:`codegen_cache_check`); AssertionError if a compile fails
     (a stale hit fails the check itself) or a hit went unchecked. Returns the tally."""
-    harness = triton_cpu_harness() if DEVICE == "cpu" else contextlib.nullcontext()
+    harness = on_device()
     counters.clear()
     with fresh_cache(), harness, config.patch(fx_graph_cache=False), codegen_cache_check() as tally:
         for index, pattern in enumerate(case.patterns):
@@ -304,7 +302,7 @@ class TestKernelSignatures(TestCase):
     one pointer parameter per distinct buffer, whatever the views."""
 
     def _signatures(self, case: Case) -> str:
-        harness = triton_cpu_harness() if DEVICE == "cpu" else contextlib.nullcontext()
+        harness = on_device()
         with harness, config.patch(fx_graph_cache=False), observe_autotuning() as seen:
             function, bases = _compile_pattern(case, case.patterns[0], seed=0)
             torch.compile(function, mode=MODE, fullgraph=True)(*bases)

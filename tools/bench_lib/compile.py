@@ -156,16 +156,20 @@ def run(args: Any, child: Any) -> dict[str, Any]:
 
     print(f"tools/bench compile: {sum(map(len, groups))} runs, {args.jobs} at a time, a workload's variants "
           "together", flush=True)
-    free = threading.Semaphore(args.jobs)
+    running, changed = [0], threading.Condition()
+
+    def finish(_future: Any) -> None:
+        with changed:
+            running[0] -= 1
+            changed.notify_all()
+
     with concurrent.futures.ThreadPoolExecutor(max(args.jobs, max(map(len, groups)))) as pool:
         futures = []
-        for group in groups:  # a group starts only when all its variants can start together
-            for _ in group:
-                free.acquire()
-
-            def finish(future: Any) -> None:
-                free.release()
-
+        for group in groups:  # a group starts when all its variants can (alone, if it is larger than --jobs)
+            size = len(group)
+            with changed:
+                changed.wait_for(lambda size=size: running[0] + size <= max(args.jobs, size))
+                running[0] += size
             for run in group:
                 futures.append(pool.submit(one, *run))
                 futures[-1].add_done_callback(finish)
@@ -333,8 +337,9 @@ COLUMNS = ("seconds", "generate_s", "select_s", "generated", "codegen_hits", "co
 
 def markdown(data: dict[str, Any]) -> str:
     runs = data["runs"]
+    note = f" ({data['note']})" if data.get("note") else ""
     lines = [f"Whole compiles, {data['device']}, torch {data['torch']}, {data['reps']} repetition(s), "
-             f"{data['jobs']} process(es) at a time (`{data.get('command', 'tools/bench compile')}`):", "",
+             f"{data['jobs']} process(es) at a time (`{data.get('command', 'tools/bench compile')}`){note}:", "",
              "| workload | variant | " + " | ".join(COLUMNS) + " | error |",
              "|---|---|" + "---|" * len(COLUMNS) + "---|"]
     for run in runs:

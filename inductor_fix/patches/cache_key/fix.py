@@ -16,7 +16,7 @@ from ..base import (MODULE, NotNeeded, Unsupported, require_codegen_cache, requi
 from .activity import ACTIVITY
 
 __all__ = ["ProbeError", "aliasing_aware_make_key", "aliasing_pattern", "decide", "family_recording_generate",
-           "keys_separate_aliasing", "shared_hash_key", "targets", "verify"]
+           "keys_separate_aliasing", "own_kernel_hash_key", "shared_hash_key", "targets", "verify"]
 
 
 def aliasing_pattern(input_nodes: Sequence[Any]) -> tuple[int, ...]:
@@ -173,6 +173,13 @@ def family_recording_generate(generate: Callable[..., Any]) -> Callable[..., Any
     return generate_recording_family
 
 
+def _shared_first(choice: Any) -> tuple[str | None, str | None]:
+    """``(its own module key, its family's first one)`` for a choice whose code is a later
+    pattern's; ``(own, None)`` for any other."""
+    own = getattr(getattr(choice, "bmreq", None), "module_cache_key", None)
+    return (own, _shared_with.get(own)) if isinstance(own, str) else (None, None)
+
+
 def shared_hash_key(hash_key: Callable[[Any], str]) -> Callable[[Any], str]:
     """Wrap ``TritonTemplateCaller.hash_key`` (the choice's key in Inductor's autotune cache,
     ``PersistentCache.lookup``): a later aliasing pattern's code answers with its family's first
@@ -183,13 +190,32 @@ def shared_hash_key(hash_key: Callable[[Any], str]) -> Callable[[Any], str]:
     @functools.wraps(hash_key)
     def hash_key_shared_by_aliasing(self: Any) -> str:
         key = hash_key(self)
-        own = getattr(getattr(self, "bmreq", None), "module_cache_key", None)
-        first = _shared_with.get(own) if isinstance(own, str) else None
+        own, first = _shared_first(self)
         if first is None or own not in key:
             return key
         return key.replace(own, first)
 
     return hash_key_shared_by_aliasing
+
+
+def own_kernel_hash_key(kernel_hash_key: Callable[[Any], str]) -> Callable[[Any], str]:
+    """Override ``TritonTemplateCaller.kernel_hash_key`` (inherited from ``ir.ChoiceCaller``,
+    where it is ``self.hash_key()``: the key of the code to compile) so that it stays the
+    code's own where :func:`shared_hash_key` shares the autotuning key. Precompilation is keyed
+    by it (``create_precompile_key``, the dedupe in ``make_precompile_fn``): sharing it too
+    would hand a later pattern its family's cached precompile step, which compiled the other
+    code, and leave its own to be compiled one kernel at a time in the benchmark (seen on an
+    H200: 2.7x the compile)."""
+
+    @functools.wraps(kernel_hash_key)
+    def kernel_hash_key_of_own_code(self: Any) -> str:
+        key = kernel_hash_key(self)
+        own, first = _shared_first(self)
+        if first is None or first not in key:
+            return key
+        return key.replace(first, own)
+
+    return kernel_hash_key_of_own_code
 
 
 # --- the probe: does this make_key separate aliasing patterns? ---------------------
@@ -277,6 +303,10 @@ def decide(module: ModuleType) -> int:
     make_key = require_parameters(module, TARGET, ("input_nodes",))
     require_function(module, "TritonTemplate.generate")
     require_function(module, "TritonTemplateCaller.hash_key")
+    caller = module.TritonTemplateCaller
+    if "kernel_hash_key" in caller.__dict__ or not callable(getattr(caller, "kernel_hash_key", None)):
+        raise Unsupported("TritonTemplateCaller.kernel_hash_key is not the one it inherits from ChoiceCaller (the "
+                          "key of the code to compile, self.hash_key())")
     if _separates_aliasing(module, make_key):
         raise NotNeeded("make_key already keys the aliasing pattern (upstream fix, pytorch/pytorch#188268)")
     return list(inspect.signature(make_key).parameters)[1:].index("input_nodes")
@@ -295,7 +325,11 @@ def _hash_key(original: Any, context: int) -> Any:
     return shared_hash_key(original)
 
 
+def _kernel_hash_key(inherited: Any, context: int) -> Any:
+    return own_kernel_hash_key(inherited)
+
+
 def targets() -> dict[str, Any]:
     """``"Class.attribute"`` -> wrapper factory ``(original, input_nodes_index)``."""
     return {TARGET: aliasing_aware_make_key, "TritonTemplate.generate": _generate,
-            "TritonTemplateCaller.hash_key": _hash_key}
+            "TritonTemplateCaller.hash_key": _hash_key, "TritonTemplateCaller.kernel_hash_key": _kernel_hash_key}

@@ -1,0 +1,75 @@
+"""The package's PEP 517 build backend: setuptools', and one thing more for editable installs.
+
+torch loads the ``torch.backends`` entry point of every installed distribution at ``import
+torch`` and turns any failure into a failed ``import torch``. An editable install's metadata
+stays in site-packages while its modules stay in the checkout: once the checkout is moved,
+deleted or checked out at a commit without ``_inductor_fix_autoload.py``, every ``import
+torch`` of the environment would fail. So ``build_editable`` also puts a stand-in of that
+module into the editable wheel, as a real file of site-packages (it is found before
+setuptools' editable finder, which comes last on ``sys.meta_path``): it runs the checkout's
+own module when that exists (its cached bytecode, as an import would: nothing goes stale),
+and otherwise defines an ``activate`` that warns once and lets torch run stock.
+``pip uninstall`` removes it with the rest (it is in the wheel's RECORD). Everything else,
+the sdist and the wheel included, is setuptools' own.
+"""
+
+import base64
+import hashlib
+import os
+import zipfile
+
+from setuptools import build_meta as _setuptools
+from setuptools.build_meta import *  # noqa: F401,F403
+
+MODULE = "_inductor_fix_autoload.py"
+
+STAND_IN = '''"""Stand-in of inductor-fix's editable install for the module torch's entry point names:
+it runs the checkout's {module} (tools/build_backend.py says why)."""
+from importlib.machinery import SourceFileLoader as _Loader
+
+_SOURCE = {source!r}
+try:
+    _code = _Loader(__name__, _SOURCE).get_code(__name__)
+except Exception as _error:  # the checkout is gone, moved, or at a commit without the module
+    #: Why the checkout's module does not run (inductor-fix status reports it).
+    _MISSING = f"{{type(_error).__name__}}: {{_error}}"
+
+    def activate():
+        import sys
+        import warnings
+
+        message = (f"inductor_fix: not applied (autoload): the editable install's {{_SOURCE}} cannot be run "
+                   f"({{_MISSING}}); this process runs stock torch (pip uninstall inductor-fix, or reinstall it "
+                   "from the checkout: pip install -e CHECKOUT)")
+        try:
+            warnings.warn(message, RuntimeWarning, stacklevel=2)
+        except Exception:  # warnings are errors here: never fail torch's import
+            sys.stderr.write(message + "\\n")
+else:
+    __file__ = _SOURCE
+    exec(_code)
+'''
+
+
+def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
+    name = _setuptools.build_editable(wheel_directory, config_settings, metadata_directory)
+    _add_stand_in(os.path.join(wheel_directory, name))
+    return name
+
+
+def _add_stand_in(wheel: str) -> None:
+    """Add the stand-in, with its RECORD line, to the editable wheel ``wheel`` (the backend
+    runs in the project root, where the module is)."""
+    data = STAND_IN.format(module=MODULE, source=os.path.abspath(MODULE)).encode()
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    with zipfile.ZipFile(wheel) as old:
+        entries = [(info, old.read(info)) for info in old.infolist()]
+    if any(info.filename == MODULE for info, _ in entries):
+        return
+    with zipfile.ZipFile(wheel + ".tmp", "w", zipfile.ZIP_DEFLATED) as new:
+        for info, content in entries:
+            if info.filename.endswith(".dist-info/RECORD"):
+                content = f"{MODULE},sha256={digest},{len(data)}\n".encode() + content
+            new.writestr(info, content)
+        new.writestr(MODULE, data)
+    os.replace(wheel + ".tmp", wheel)
