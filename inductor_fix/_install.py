@@ -26,6 +26,7 @@ GROUP, NAME = "torch.backends", "inductor_fix"
 #: Loads every inductor_fix entry point of the group as torch does; prints one JSON line.
 _PROBE = f"""
 import json
+import sys
 from importlib import metadata
 found = []
 for entry in metadata.entry_points(group={GROUP!r}):
@@ -38,25 +39,31 @@ for entry in metadata.entry_points(group={GROUP!r}):
         url = None
     try:
         entry.load()
-        error = None
+        # An editable install's stand-in (tools/build_backend.py) whose checkout module is gone.
+        error = getattr(sys.modules.get(entry.module), "_MISSING", None)
+        stand_in = error is not None
     except Exception as failure:
-        error = f"{{type(failure).__name__}}: {{failure}}"
+        error, stand_in = f"{{type(failure).__name__}}: {{failure}}", False
     url = url or {{}}
     found.append({{"value": entry.value, "metadata": str(getattr(dist, "_path", "?")), "error": error,
-                  "source": url.get("url"), "editable": bool((url.get("dir_info") or {{}}).get("editable"))}})
+                  "stand_in": stand_in, "source": url.get("url"),
+                  "editable": bool((url.get("dir_info") or {{}}).get("editable"))}})
 print(json.dumps(found))
 """
 
 
 class EntryPoint(NamedTuple):
     """One ``inductor_fix`` entry point of ``torch.backends`` this environment declares:
-    ``metadata`` (its ``.dist-info`` folder), ``error`` (what loading it raises; None if it
-    loads), ``source`` (the URL pip installed it from, ``file:///path/to/checkout`` for a
-    local one) and whether the install is ``editable``."""
+    ``metadata`` (its ``.dist-info`` folder), ``error`` (what loading it raises, or why an
+    editable install's stand-in cannot run the checkout's module; None if it loads),
+    ``stand_in`` (the error is the stand-in's: torch imports, stock), ``source`` (the URL pip
+    installed it from, ``file:///path/to/checkout`` for a local one) and whether the install
+    is ``editable``."""
 
     value: str
     metadata: str
     error: str | None
+    stand_in: bool
     source: str | None
     editable: bool
 
@@ -84,7 +91,9 @@ def advice(entry: EntryPoint) -> str:
         reinstall = "`python -m pip install -e CHECKOUT` from where the checkout is now"
     else:
         why, reinstall = "its module is not importable here", "a reinstall, `python -m pip install inductor-fix`"
-    return (f"every `import torch` in this environment fails: torch cannot load the entry point "
-            f"{NAME} = {entry.value} declared by {entry.metadata} ({entry.error}; {why}). Heal it: "
+    effect = ("inductor-fix is not applied in this environment (torch imports and runs stock, with a warning): "
+              "its editable install's stand-in cannot run the checkout's module" if entry.stand_in else
+              "every `import torch` in this environment fails: torch cannot load the entry point")
+    return (f"{effect} {NAME} = {entry.value} declared by {entry.metadata} ({entry.error}; {why}). Heal it: "
             f"`python -m pip uninstall inductor-fix`, or {reinstall}; meanwhile "
             "TORCH_DEVICE_BACKEND_AUTOLOAD=0 lets torch import without it")
