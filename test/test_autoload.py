@@ -25,6 +25,7 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
+from unittest import mock
 
 from helpers import OP, ORDER, affected, needs_a_check_op, requires_cuda
 
@@ -34,7 +35,8 @@ from torch._inductor.test_case import TestCase, run_tests
 
 ROOT = Path(__file__).resolve().parents[1]
 #: What the wheel is built from (a copy: the build leaves nothing in the checkout).
-SOURCES = ("inductor_fix", "_inductor_fix_autoload.py", "pyproject.toml", "README.md", "LICENSE")
+SOURCES = ("inductor_fix", "_inductor_fix_autoload.py", "pyproject.toml", "README.md", "LICENSE",
+           "tools/build_backend.py")
 VENV: dict[str, Path] = {}
 
 #: The job: the check table's first op in its first sequence (its patch's workload), whichever
@@ -86,7 +88,8 @@ targets = [t for p in applied for t in p.targets]
 entries = [(id(e.owner), e.attribute, e.patch) for e in LIFECYCLE._registry._stack]
 originals_clean = all(getattr(fix.original(t), MARKER, None) is None for t in targets)
 fix.remove()
-slots = [select_algorithm.__dict__[t.split(".")[0]].__dict__[t.split(".")[1]] for t in targets]
+# A target the class only inherits has no slot of its own once removed.
+slots = [select_algorithm.__dict__[t.split(".")[0]].__dict__.get(t.split(".")[1]) for t in targets]
 print("PROBE " + json.dumps({
     "activated_by": list(fix.status().activated_by), "targets": len(targets), "entries": len(entries),
     "unique": len(set(entries)), "originals_clean": originals_clean,
@@ -106,6 +109,7 @@ def setUpModule() -> None:
     source.mkdir()
     for name in SOURCES:
         copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy2
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
         copy(ROOT / name, source / name)
     build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-q",
              "-w", str(directory / "dist"), str(source)]
@@ -131,9 +135,19 @@ def setUpModule() -> None:
         if not entry.name.lower().replace("-", "_").lstrip("_").startswith(("inductor_fix", "editable__")):
             (linked / entry.name).symlink_to(entry)
     Path(_purelib(python), "outer-torch.pth").write_text(f"{linked}\n")
+    install_wheel(python, wheel)
+    VENV.update(python=python, bin=venv / "bin", wheel=wheel)
+
+
+def install_wheel(python: Path, wheel: Path) -> None:
+    """Install ``wheel`` into the venv of ``python``; AssertionError if it is not there after.
+    PYTHONPATH is cleared: a checkout on it holding an ``inductor_fix.egg-info`` (``pip install
+    .`` leaves one) reads to pip as an installed inductor-fix, and pip would skip the wheel."""
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q",
-                    "--disable-pip-version-check", str(wheel)], check=True, capture_output=True, timeout=600)
-    VENV.update(python=python, bin=venv / "bin")
+                    "--disable-pip-version-check", str(wheel)], check=True, capture_output=True, timeout=600,
+                   env=_environment())
+    if not list(Path(_purelib(python)).glob("inductor_fix-*.dist-info")):
+        raise AssertionError(f"the wheel did not install into {python}'s venv: nothing here would test it")
 
 
 def tearDownModule() -> None:
@@ -373,6 +387,22 @@ class TestInstalledProtectsGPU(AutoloadCase):
         if affected(OP):
             self.assertEqual(summary.stdout.splitlines()[0], "needed: yes", summary.stdout)
             self.assertRegex(str(control["errors"][-1]), r"^TypeError: ", control)
+
+
+class TestTheVenvHasTheWheel(TestCase):
+    def test_an_egg_info_on_pythonpath_does_not_stand_in_for_the_wheel(self) -> None:
+        # A checkout on PYTHONPATH holding an inductor_fix.egg-info, as `pip install .` leaves:
+        # pip must still install the wheel into the test's venv.
+        with tempfile.TemporaryDirectory() as directory:
+            checkout = Path(directory, "checkout", "inductor_fix.egg-info")
+            checkout.mkdir(parents=True)
+            (checkout / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: inductor-fix\nVersion: 0.1.0\n")
+            venv = Path(directory, "venv")
+            subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
+            python = venv / "bin" / "python"
+            with mock.patch.dict(os.environ, {"PYTHONPATH": str(checkout.parent)}):
+                install_wheel(python, VENV["wheel"])
+            self.assertTrue(list(Path(_purelib(python)).glob("inductor_fix-*.dist-info")))
 
 
 class TestWhenImported(TestCase):
