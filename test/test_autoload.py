@@ -56,13 +56,17 @@ from inductor_fix.check.table import run_sequence
 fix = sys.modules["inductor_fix"]
 if not autoloaded:  # the harness import just imported the package: undo it, as a stock process is
     fix.remove()
-with triton_cpu_harness() if device == "cpu" else contextlib.nullcontext():
+sys.path.insert(0, TEST_FOLDER)  # quick_autotuning (it imports nothing of the package)
+from quick_autotuning import quick_cpu_autotuning
+with quick_cpu_autotuning() if device == "cpu" else contextlib.nullcontext(), \\
+        triton_cpu_harness() if device == "cpu" else contextlib.nullcontext():
     steps = run_sequence(op, order, device, compare=device != "cpu")
 status = fix.status()
 print("PROBE " + json.dumps({"autoloaded": autoloaded, "state": str(status.state),
                              "activated_by": list(status.activated_by), "errors": [s.error for s in steps],
                              "max_rel_error": [s.max_rel_error for s in steps]}))
 """
+JOB = JOB.replace("TEST_FOLDER", repr(str(Path(__file__).resolve().parent)))
 #: Whether the package came with torch, its state once Inductor loaded, and its report line.
 PROBE = """
 def probe(tag):

@@ -25,9 +25,12 @@ class TestCompileBench(TestCase):
         fast = compile_bench._fast()
         if not fast:
             self.skipTest("no patch of the table declares a fast compile workload")
-        process, data = bench("compile", "--device", "cpu", "--workloads", fast[0], "--jobs", "2", timeout=900)
+        # Every variant but the workaround (a stock compile of its own, the slowest of them).
+        variants = [v for v in compile_bench._variants() if v != "workaround"]
+        process, data = bench("compile", "--device", "cpu", "--workloads", fast[0], "--variants", ",".join(variants),
+                              "--jobs", "2", timeout=900)
         runs = {run["variant"]: run for run in data["runs"]}
-        self.assertEqual(set(runs), set(compile_bench._variants()))
+        self.assertEqual(set(runs), set(variants))
         patched, stock = runs["patched"], runs["stock"]
         self.assertIsNone(patched["error"])
         for run in runs.values():

@@ -38,8 +38,8 @@ class TestDriftDrill(TestCase):
             self.assertEqual(result["warnings"], [])
 
     def test_table_command(self) -> None:
-        process = subprocess.run([sys.executable, DRIFT, "stock", "renamed-class"],
-                                 capture_output=True, text=True, timeout=600)
+        process = subprocess.run([sys.executable, DRIFT, "renamed-class"], capture_output=True, text=True,
+                                 timeout=600)
         self.assertEqual(process.returncode, 0, process.stdout + process.stderr)
         self.assertIn("renamed-class: unsupported, protected False (as expected)", process.stdout)
         self.assertIn("select_algorithm.TritonTemplateCaller is missing", process.stdout)
