@@ -159,7 +159,7 @@ class TestBench(TestCase):
     results' (each patch's own benchmark runs in a fast form in its test folder)."""
 
     def test_startup_fast_form(self) -> None:
-        process, data = bench("startup", "--reps", "2", "--against", str(ROOT))
+        process, data = bench("startup", "--reps", "1", "--against", str(ROOT))
         self.assertEqual(data["inductor_modules"], [])
         self.assertIn("under `run`", process.stdout)
         self.assertIn("other_added_ms", data["run_no_torch"])
