@@ -71,8 +71,8 @@ original = LIFECYCLE.original
 def _apply_at_import() -> None:
     try:
         _inductor_fix_autoload.start("import")  # recorded unless a route (autoload, run) is importing it
-        _report_writer.install()
-        LIFECYCLE.install()
+        _report_writer.enable()
+        LIFECYCLE.request()
     except Exception as error:  # never raise at import
         from ._warnings import warn_once
 

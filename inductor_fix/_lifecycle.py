@@ -130,10 +130,10 @@ class Lifecycle:
         ``INDUCTOR_FIX_DISABLE`` (``1``: all) are not applied and say ``disabled``.
         Raises ValueError, changing nothing, if a name is not a patch of the table.
         """
-        self.install(*names)
+        self.request(*names)
         return self.status()
 
-    def install(self, *names: str) -> None:
+    def request(self, *names: str) -> None:
         """:meth:`apply` without building the returned status (package metadata lookups
         that ``import inductor_fix`` need not pay for)."""
         selected = self._select("apply", names)
@@ -177,14 +177,14 @@ class Lifecycle:
                 if record.decided_for == self._owners(record.patch, module):
                     continue
                 record.decided_for = self._owners(record.patch, module)
-                record.set(*self._install(record.patch, module))
+                record.set(*self._decide_and_wrap(record.patch, module))
                 log.info("inductor_fix: %s %s: %s", record.patch.name, record.state, record.reason)
                 _trace.artifact("inductor_fix_decision", {"patch": record.patch.name, "state": str(record.state),
                                                           "reason": record.reason,
                                                           "targets": list(record.patch.targets)})
 
-    def _install(self, patch: Patch, module: ModuleType) -> tuple[State, str]:
-        """Decide and, if right, install ``patch`` on ``module``; never raises."""
+    def _decide_and_wrap(self, patch: Patch, module: ModuleType) -> tuple[State, str]:
+        """Decide and, if right, wrap ``patch``'s targets on ``module``; never raises."""
         try:
             context = patch.decide(module)
             patch.check_fingerprints(module, _torch_version() or "")

@@ -28,7 +28,7 @@ import _inductor_fix_autoload as startup
 from ._lifecycle import LIFECYCLE
 from ._version import __version__
 
-__all__ = ["FORMAT", "VARIABLE", "install", "line", "unappendable"]
+__all__ = ["FORMAT", "VARIABLE", "enable", "line", "unappendable"]
 
 VARIABLE = "INDUCTOR_FIX_REPORT"
 #: Set, to the absolute path, by the process that warned that the report cannot be written:
@@ -43,7 +43,7 @@ _written: int | None = None  # the pid whose line is written: a forked child wri
 _benchmarks_before = 0  # the parent's autotuning rounds a forked child inherited in its counters
 
 
-def install() -> None:
+def enable() -> None:
     """Arm the exit-time line once Inductor loads, if ``INDUCTOR_FIX_REPORT`` is set.
 
     A path that cannot be appended to is said now, in one

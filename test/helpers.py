@@ -29,6 +29,10 @@ except ImportError:  # torch <= 2.7 calls it fresh_inductor_cache
 
 #: Max relative error against eager a GPU-mode result may have, per dtype.
 TOLERANCE = {"float32": 1e-3, "float16": 2e-2, "bfloat16": 6e-2}
+#: The same for a float32 matmul template's output (no reduction order but the template's own).
+MATMUL_TOLERANCE = 1e-4
+#: Relative difference a real client's training loss may have from its reference run, per dtype.
+LOSS_TOLERANCE = {"float32": 1e-4, "bfloat16": 2e-2}
 
 requires_cuda = unittest.skipUnless(HAS_CUDA, "needs a CUDA GPU (GPU mode)")
 

@@ -27,7 +27,7 @@ import textwrap
 from pathlib import Path
 from unittest import mock
 
-from helpers import OP, ORDER, affected, needs_a_check_op, requires_cuda
+from helpers import OP, ORDER, TOLERANCE, affected, needs_a_check_op, requires_cuda
 
 from inductor_fix.check.table import steps_of
 from inductor_fix.patches import PATCHES, patch_for_op
@@ -386,7 +386,7 @@ class TestInstalledProtectsGPU(AutoloadCase):
         print(f"\ninstalled: {outcome}\nINDUCTOR_FIX_AUTOLOAD=0: {control}\n{summary.stdout}")
         self.assertEqual((outcome["autoloaded"], outcome["state"], outcome["errors"]),
                          (True, "applied", [None] * steps_of(OP, ORDER)))
-        self.assertLess(max(outcome["max_rel_error"]), 1e-3)
+        self.assertLess(max(outcome["max_rel_error"]), TOLERANCE["float32"])
         self.assertEqual(control["autoloaded"], False)
         if affected(OP):
             self.assertEqual(summary.stdout.splitlines()[0], "needed: yes", summary.stdout)

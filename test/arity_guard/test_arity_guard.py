@@ -11,7 +11,7 @@ import re
 import sys
 import unittest
 
-from helpers import TORCH_RELEASE, affected, needs_ops, optimizer_step, requires_cuda
+from helpers import MATMUL_TOLERANCE, TORCH_RELEASE, affected, needs_ops, optimizer_step, requires_cuda
 
 import inductor_fix
 from faults import EXTRA_PARAMETER, aliasing_blind_key, extra_kernel_parameter
@@ -201,7 +201,7 @@ class TestArityGuardGPU(TestCase):
         self.assertEqual([s.error for s in steps], [None, None])
         self.assertGreater(counters["inductor_fix"]["regenerated"], 0)
         for step in steps:
-            self.assertLess(step.max_rel_error, 1e-4)
+            self.assertLess(step.max_rel_error, MATMUL_TOLERANCE)
 
     def test_blind_key_optimizer_step(self) -> None:
         with inductor_fix.applied(), aliasing_blind_key():

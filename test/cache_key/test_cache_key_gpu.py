@@ -16,7 +16,7 @@ import json
 import tempfile
 import time
 
-from helpers import affected, fresh_cache, optimizer_step, report, requires_cuda, run_python
+from helpers import MATMUL_TOLERANCE, affected, fresh_cache, optimizer_step, report, requires_cuda, run_python
 
 import inductor_fix
 from inductor_fix.check.table import run_sequence
@@ -75,7 +75,7 @@ class TestAliasedTemplateInputsGPU(TestCase):
             self.assertRegex(stock[1].error or "", LAUNCHER_ERROR)
             self.assertGreater(stock[1].cache_hits, 0)
         self.assertEqual([s.error for s in patched], [None, None])
-        self.assertLess(max(s.max_rel_error for s in patched), 1e-4)
+        self.assertLess(max(s.max_rel_error for s in patched), MATMUL_TOLERANCE)
         self.assertEqual(counters["inductor_fix"]["regenerated"], 0)
 
 
@@ -102,7 +102,7 @@ class TestOptimizerStepGPU(TestCase):
                 figures[f"{variant}_compile_s"] = round(time.perf_counter() - start, 2)
             self.assertEqual([s.error for s in steps], [None, None], variant)
             figures[f"{variant}_max_rel_error"] = max(s.max_rel_error for s in steps)
-            self.assertLess(figures[f"{variant}_max_rel_error"], 1e-4, variant)
+            self.assertLess(figures[f"{variant}_max_rel_error"], MATMUL_TOLERANCE, variant)
         report("optimizer_step", stock=[s.error for s in stock], **figures)
 
 

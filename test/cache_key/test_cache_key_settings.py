@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from helpers import affected, requires_cuda, run_python
+from helpers import MATMUL_TOLERANCE, affected, requires_cuda, run_python
 
 import inductor_fix
 import torch
@@ -111,7 +111,7 @@ class TestSettingsGPU(TestCase):
         print(f"\n{env}: {outcome}")
         patched, stock = outcome["patched"], outcome["stock"]
         self.assertEqual(patched["errors"], [None, None])
-        self.assertLess(patched["max_rel_error"], 1e-4)
+        self.assertLess(patched["max_rel_error"], MATMUL_TOLERANCE)
         self.assertEqual(patched["mismatched"], 0)
         self.assertLessEqual(patched["dropped"], stock["dropped"])
         if affected("bmm"):
