@@ -29,6 +29,7 @@ would not import there until reinstalled), so it never changes name. Nothing her
 torch turns an exception in an entry point into a failed ``import torch``.
 """
 
+import _thread
 import os
 import sys
 
@@ -94,10 +95,11 @@ def _on_torch(module):
     if getattr(internal, "register_log", None) is not None:
         internal.register_log("inductor_fix", "inductor_fix")
     misspelt = switch(os.environ.get(VARIABLE)) is None and os.environ.get(WARNED_VARIABLE) != os.environ[VARIABLE]
-    if (misspelt or os.environ.get(REPORT_VARIABLE)) and _import_package(module) and misspelt:
-        sys.modules["inductor_fix._warnings"].warn_once(
-            f"inductor_fix: {VARIABLE}={os.environ[VARIABLE]!r} is not one of {', '.join(OFF)} (off) or "
-            f"{', '.join(ON)} (on, the default): treated as on", stacklevel=3)
+    if misspelt or os.environ.get(REPORT_VARIABLE):
+        _import_package(module)
+    if misspelt:  # with the package's warn-once where it imported, else a plain warning
+        _warn(f"inductor_fix: {VARIABLE}={os.environ[VARIABLE]!r} is not one of {', '.join(OFF)} (off) or "
+              f"{', '.join(ON)} (on, the default): treated as on", origin=f"${VARIABLE}")
         os.environ[WARNED_VARIABLE] = os.environ[VARIABLE]
 
 
@@ -108,7 +110,7 @@ def _import_package(module=None):
         return True
     if _failed:
         return False
-    _importing.append(routes[-1] if routes else "?")
+    _importing.append(", ".join(routes) or "?")  # every route that started waits for this one import
     try:
         import inductor_fix  # noqa: F401
     except Exception as error:  # a broken install: run stock, and say why
@@ -125,13 +127,18 @@ def _fault(route, error):
           f"(reinstall inductor-fix; inductor-fix status says more)")
 
 
-def _warn(message):
+def _warn(message, origin=None):
     """One warning: the package's warn-once where it is loaded (not imported anew for it: its
-    import may be what failed), else a RuntimeWarning; stderr where warnings are errors."""
+    import may be what failed), else a RuntimeWarning; stderr where warnings are errors.
+    ``origin`` (``"$INDUCTOR_FIX_AUTOLOAD"``) names what caused it where no line of code did."""
     try:
         package = sys.modules.get("inductor_fix._warnings")
         if package is not None:
-            package.warn_once(message, stacklevel=4)
+            package.warn_once(message, stacklevel=4, origin=origin)
+        elif origin is not None:
+            import warnings
+
+            warnings.warn_explicit(message, RuntimeWarning, origin, 0, module="inductor_fix")
         else:
             import warnings
 
@@ -187,19 +194,31 @@ class _Finder:  # a sys.meta_path finder by protocol (find_spec)
         return None
 
     def run(self, name, module):
-        """Run ``name``'s callbacks in order, those registered meanwhile included."""
-        self.running.add(name)
+        """Run ``name``'s callbacks in order, those registered meanwhile included (under the
+        lock, the last look and leaving ``running`` are one step: none registered then is lost)."""
+        with _LOCK:
+            self.running.add(name)
+        done = 0
         try:
-            done = 0
-            while done < len(self.hooks.get(name, ())):
-                _call(self.hooks[name][done], module)
+            while True:
+                with _LOCK:
+                    callbacks = self.hooks.get(name, ())
+                    if done >= len(callbacks):
+                        self.running.discard(name)
+                        return
+                    callback = callbacks[done]
+                _call(callback, module)
                 done += 1
-        finally:
-            self.running.discard(name)
+        except BaseException:
+            with _LOCK:
+                self.running.discard(name)
+            raise
 
 
 #: The one finder of the package; first on ``sys.meta_path`` while any hook is registered.
 FINDER = _Finder()
+#: Guards the finder's hooks (``_thread``'s: ``threading`` would cost a process that never imports torch).
+_LOCK = _thread.RLock()
 
 
 def _call(callback, module):
@@ -218,25 +237,27 @@ def when_imported(name, callback):
     gives new class objects): callbacks are idempotent. Registering one twice registers it
     once; one registered while ``name``'s callbacks run is run after them. What ``callback``
     raises is warned, never raised. Call it without holding a lock that ``callback`` takes."""
-    callbacks = FINDER.hooks.setdefault(name, [])
-    if callback not in callbacks:
-        callbacks.append(callback)
-    if FINDER not in sys.meta_path:
-        sys.meta_path.insert(0, FINDER)
-    if name in FINDER.running:
-        return
+    with _LOCK:
+        callbacks = FINDER.hooks.setdefault(name, [])
+        if callback not in callbacks:
+            callbacks.append(callback)
+        if FINDER not in sys.meta_path:
+            sys.meta_path.insert(0, FINDER)
+        if name in FINDER.running:
+            return
     module = loaded(name)
     if module is not None:
         _call(callback, module)
 
 
 def unregister(name, callback):
-    callbacks = FINDER.hooks.get(name, [])
-    if callback in callbacks:
-        callbacks.remove(callback)
-    if not any(FINDER.hooks.values()):
-        while FINDER in sys.meta_path:
-            sys.meta_path.remove(FINDER)
+    with _LOCK:
+        callbacks = FINDER.hooks.get(name, [])
+        if callback in callbacks:
+            callbacks.remove(callback)
+        if not any(FINDER.hooks.values()):
+            while FINDER in sys.meta_path:
+                sys.meta_path.remove(FINDER)
 
 
 def loaded(name):

@@ -26,11 +26,15 @@ log = logging.getLogger("inductor_fix")
 class Kind(NamedTuple):
     """One kind of thing a patch does: ``name`` (a short identifier), what one count
     of it is (``meaning``, for docs and ``--help``), and ``line(detail)``: the one line a
-    recorded detail (a dict of JSON-able values) reads as, everywhere it is shown."""
+    recorded detail (a dict of JSON-able values) reads as, everywhere it is shown.
+    ``needed``: a count of it shows the fix was needed (without it, stock would have
+    crashed or replayed a kernel built for other inputs); False for what only saves the
+    fix's own cost, which the job report does not count as needing the fix."""
 
     name: str
     meaning: str
     line: Callable[[dict[str, Any]], str]
+    needed: bool = True
 
 
 class Activity:

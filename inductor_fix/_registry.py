@@ -90,9 +90,21 @@ class Entry:
         return False
 
 
+def _inherited_now(entry: Entry) -> Any:
+    """What the class inherits, looked up at each call: a base patched later (another library,
+    a ``mock.patch``) is what the override wraps, and what it calls once inert."""
+    first = function_of(entry.inherited())
+
+    @functools.wraps(first)
+    def inherited(*args: Any, **kwargs: Any) -> Any:
+        return function_of(entry.inherited())(*args, **kwargs)
+
+    return inherited
+
+
 def _switch(entry: Entry) -> Any:
     patched = function_of(entry.wrapper)
-    original = function_of(entry.inherited() if entry.original is ABSENT else entry.original)
+    original = _inherited_now(entry) if entry.original is ABSENT else function_of(entry.original)
 
     @functools.wraps(original)
     def switch(*args: Any, **kwargs: Any) -> Any:
@@ -111,23 +123,24 @@ class Registry:
         """Install ``make_wrapper(original)`` in ``owner.attribute`` (through a switch) and push it.
 
         An entry of ours for the slot that is still reachable from it (in the slot, or under
-        another library's wrapper) is made active again instead (no second wrap); one that
-        is not (someone put another object in the slot) is dropped. Raises AttributeError if
-        neither ``owner`` nor a base defines ``attribute``, and RuntimeError if it already holds
-        another copy's ``inductor_fix`` object.
+        another library's wrapper) is made active again instead (no second wrap). One that is
+        not (another object sits in the slot: a ``mock.patch`` that will put ours back when it
+        exits) is kept, active, and the object now in the slot is wrapped by a new entry.
+        Raises AttributeError if neither ``owner`` nor a base defines ``attribute``, and
+        RuntimeError if it already holds another copy's ``inductor_fix`` object.
         """
-        entry = self.find(owner, attribute, patch)
-        if entry is not None and (entry.in_slot() or entry.under_another_wrapper()):
+        mine = [e for e in self._stack if e.owner is owner and e.attribute == attribute and e.patch == patch]
+        reachable = [e for e in mine if e.in_slot() or e.under_another_wrapper()]
+        for entry in reachable[-1:] or mine:
             entry.active = True
-            return entry
-        if entry is not None:
-            self._stack.remove(entry)
+        if reachable:
+            return reachable[-1]
         original = owner.__dict__.get(attribute, ABSENT)
         ours = any(e.installed is original for e in self._stack)  # another patch's: wrapped over it
         if getattr(original, MARKER, None) is not None and not ours:
             raise RuntimeError(f"{owner.__qualname__}.{attribute} is already patched by inductor_fix")
         entry = Entry(owner, attribute, original, None, patch)
-        entry.wrapper = make_wrapper(entry.inherited() if original is ABSENT else original)
+        entry.wrapper = make_wrapper(_inherited_now(entry) if original is ABSENT else original)
         entry.installed = _switch(entry)
         setattr(entry.installed, MARKER, patch)
         setattr(function_of(entry.installed), MARKER, patch)  # under a classmethod too
@@ -136,18 +149,19 @@ class Registry:
         return entry
 
     def restore(self, entry: Entry) -> bool:
-        """Make ``entry`` inert; put its original back and drop it if the slot still holds
-        its switch, or just drop it if the slot holds the original again. False if another
-        object sits in the slot (a ``mock.patch``, a wrapper over ours): it is left there and
-        the entry stays, inert, to be restored once the slot holds our switch again."""
+        """Make ``entry`` inert; put its original back and drop it if the slot still holds its
+        switch. If the slot holds the original already (someone put it there over ours: a
+        ``mock.patch`` with the stock function), True, and the entry stays, inert: that someone
+        may put our switch back, and it must then be known as ours. False if another object
+        sits in the slot (a ``mock.patch``, a wrapper over ours): it is left there and the entry
+        stays, inert, to be restored once the slot holds our switch again."""
         entry.active = False
-        if not entry.in_slot() and not entry.holds_original():
-            return False
-        if entry.in_slot():
-            if entry.original is ABSENT:
-                delattr(entry.owner, entry.attribute)
-            else:
-                setattr(entry.owner, entry.attribute, entry.original)
+        if not entry.in_slot():
+            return entry.holds_original()
+        if entry.original is ABSENT:
+            delattr(entry.owner, entry.attribute)
+        else:
+            setattr(entry.owner, entry.attribute, entry.original)
         self._stack.remove(entry)
         return True
 

@@ -55,12 +55,14 @@ def enable() -> None:
         return
     _path = os.path.abspath(os.environ[VARIABLE])
     problem = unappendable(_path)
-    if problem and os.environ.get(WARNED_VARIABLE) != _path:
-        from ._warnings import warn_once
+    if problem:
+        if os.environ.get(WARNED_VARIABLE) != _path:
+            from ._warnings import warn_once
 
-        warn_once(f"inductor_fix: {VARIABLE}={os.environ[VARIABLE]}: {problem}; no process of this job can "
-                  "write its report line (set it to a file that can be appended to)", stacklevel=3)
-        os.environ[WARNED_VARIABLE] = _path
+            warn_once(f"inductor_fix: {VARIABLE}={os.environ[VARIABLE]}: {problem}; no process of this job can "
+                      "write its report line (set it to a file that can be appended to)", origin=f"${VARIABLE}")
+            os.environ[WARNED_VARIABLE] = _path
+        return  # said once at start: nothing to try, and nothing to say again, at exit
     startup.when_imported(startup.INDUCTOR, _arm)
 
 

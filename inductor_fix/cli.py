@@ -25,18 +25,23 @@ def _status(args: argparse.Namespace) -> int:
 
     found = entry_points()
     broken = [entry for entry in found or () if entry.error]
+    off = _autoload_off()
     autoload = ("could not be checked" if found is None else "not installed here (the package is not installed: "
                 "import it, or use inductor-fix run)" if not found else
-                f"BROKEN - {advice(broken[0])}" if broken else "ok (torch loads the entry point at import torch)")
+                f"BROKEN - {advice(broken[0])}" if broken else
+                f"off ({off}): only a process that imports inductor_fix, or runs under inductor-fix run, gets the "
+                "fix; the state above is this command's own" if off else
+                "ok (torch loads the entry point at import torch)")
     if args.json:
         print(json.dumps({**status.to_dict(), "autoload": {"ok": None if found is None else not broken,
-                                                           "text": autoload}}, indent=2))
+                                                           "off": off, "text": autoload}}, indent=2))
     else:
         import textwrap
 
-        print(status.format())
-        print("\n".join(textwrap.wrap(f"autoload: {autoload}", 100, initial_indent="  ", subsequent_indent="    ",
-                                     break_on_hyphens=False)))
+        # This command's own state first, then whether the environment's other processes get it.
+        first, *rest = status.format().splitlines()
+        print("\n".join([first, *textwrap.wrap(f"autoload: {autoload}", 100, initial_indent="  ",
+                                                subsequent_indent="    ", break_on_hyphens=False), *rest]))
     if status.state == "unsupported" and not args.json:
         from ._versions import please_report
 
@@ -49,7 +54,25 @@ def _status(args: argparse.Namespace) -> int:
         reason = status.reason.removeprefix("not protected: ")
         print(f"inductor_fix status: not protected ({status.state}): {reason}{hint}", file=sys.stderr)
         return 1
+    if args.require == "protected" and off and "run" not in status.activated_by:
+        print(f"inductor_fix status: not protected: autoload is off ({off}), so a process that neither imports "
+              "inductor_fix nor runs under inductor-fix run runs stock torch (this command imported it itself)",
+              file=sys.stderr)
+        return 1
     return 0
+
+
+def _autoload_off() -> str | None:
+    """The variable that turns autoload off in this environment, as ``NAME=value``; None if on."""
+    import os
+
+    import _inductor_fix_autoload as startup
+
+    if os.environ.get("TORCH_DEVICE_BACKEND_AUTOLOAD", "1") != "1":  # torch's own test of it
+        return f"TORCH_DEVICE_BACKEND_AUTOLOAD={os.environ['TORCH_DEVICE_BACKEND_AUTOLOAD']}"
+    if startup.switch(os.environ.get(startup.VARIABLE)) is False:
+        return f"{startup.VARIABLE}={os.environ[startup.VARIABLE]}"
+    return None
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -209,8 +232,11 @@ def _main(argv: list[str] | None) -> int:
 
     status = commands.add_parser(
         "status", help="what is patched on this torch, and why",
-        description="What is patched on this torch, and why. Exit 0; with --require protected, exit 1 "
-        "unless the fix is applied or not needed (reason on stderr).",
+        description="What is patched on this torch, and why, and whether torch's autoload brings the fix to "
+        "every process of this environment. Exit 0; exit 1 if torch cannot load the package's entry point (every "
+        "import torch fails) or its editable install's stand-in cannot run it; with --require protected, also exit 1 "
+        "unless the fix is applied or not needed and autoload is on (or this runs under inductor-fix run) (reason "
+        "on stderr).",
     )
     status.add_argument("--json", action="store_true", help="print the status as JSON")
     status.add_argument(

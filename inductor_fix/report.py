@@ -100,6 +100,14 @@ class Summary(dict):
     ``patches`` {name: {states, processes_acted, counts, where}}, ``advice``, ``notes``."""
 
 
+def _needed(patch: str, kind: str) -> bool:
+    """Whether a count of ``kind`` shows that ``patch`` was needed (its :class:`Kind`; a kind this
+    version does not know counts, as it did when it was written)."""
+    known = next((p for p in table.PATCHES if p.name == patch), None)
+    declared = known.activity.kinds.get(kind) if known is not None else None
+    return declared.needed if declared is not None else True
+
+
 def _where(entry: dict[str, Any]) -> str:
     rank = f"rank {entry['rank']}" if "rank" in entry else "no rank"
     host = f" on {entry['host']}" if entry.get("host") else ""
@@ -114,13 +122,13 @@ def summarize(entries: list[dict[str, Any]], notes: Iterable[str] = ()) -> Summa
             info = patches.setdefault(patch["name"], {"states": {}, "processes_acted": 0, "counts": {}, "where": []})
             info["states"][patch["state"]] = info["states"].get(patch["state"], 0) + 1
             counts = {k: v for k, v in (patch.get("counts") or {}).items() if v}
-            if counts:
-                info["processes_acted"] += 1
-                for kind, value in counts.items():
-                    info["counts"][kind] = info["counts"].get(kind, 0) + value
-                if len(info["where"]) < 5:
-                    info["where"].append({"process": _where(entry), "counts": counts,
-                                          "details": (patch.get("details") or [])[:3]})
+            # Acted: did what shows it was needed (a kind that only saves the fix's own cost does not).
+            info["processes_acted"] += any(_needed(patch["name"], kind) for kind in counts)
+            for kind, value in counts.items():
+                info["counts"][kind] = info["counts"].get(kind, 0) + value
+            if counts and len(info["where"]) < 5:
+                info["where"].append({"process": _where(entry), "counts": counts,
+                                      "details": (patch.get("details") or [])[:3]})
     on = [e for e in entries if any(p["state"] in PROTECTED_STATES for p in e["patches"])]
     acted = any(info["processes_acted"] for info in patches.values())
     benchmarks = sum(e.get("benchmarks", 0) for e in entries)
@@ -231,8 +239,10 @@ def format_summary(summary: Summary, width: int = 100) -> str:
     for name, info in summary["patches"].items():
         states = ", ".join(f"{state} in {count}" for state, count in info["states"].items())
         did = ", ".join(f"{kind} {count}" for kind, count in info["counts"].items())
-        text = f"{name}: {states}; " + (f"acted in {info['processes_acted']} process(es): {did}" if did
-                                         else "found nothing to do")
+        text = f"{name}: {states}; " + (f"acted in {info['processes_acted']} process(es): {did}"
+                                         if did and info["processes_acted"] else
+                                         f"nothing it fixes; saved its own cost: {did}" if did else
+                                         "found nothing to do")
         lines += textwrap.wrap(text, width, subsequent_indent="    ", break_on_hyphens=False)
         for where in info["where"]:
             detail = "; ".join(_detail(name, d) for d in where["details"])

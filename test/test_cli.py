@@ -396,12 +396,16 @@ class TestRepository(TestCase):
             from matrix_lib import expectations, phases, results
         data = results.load(ROOT / "docs" / "matrix" / "results.json")
         self.assertEqual(sorted(e["spec"] for e in data["releases"]), sorted(expectations.RELEASES))
-        self.assertEqual(data["suite"], phases.SUITE_COMMAND)  # the suites the tool runs today
-        for entry in data["releases"]:
-            self.assertEqual(entry["verdict"], "ok", entry["spec"])
-            for phase, result in entry["phases"].items():
-                expected = expectations.expected(phase, entry["torch"], entry.get("variant"))
-                self.assertEqual(result["expected"], expected, (entry["spec"], phase))
+        # The suites the tool runs today, each in the recorded run (a patch retired since may leave
+        # its suites in the docs until the matrix runs again: CONTRIBUTING's "Retiring a patch").
+        for command in phases.SUITE_COMMAND.split(" / "):
+            self.assertIn(command, data["suite"])
+        if data["suite"] == phases.SUITE_COMMAND:
+            for entry in data["releases"]:
+                self.assertEqual(entry["verdict"], "ok", entry["spec"])
+                for phase, result in entry["phases"].items():
+                    expected = expectations.expected(phase, entry["torch"], entry.get("variant"))
+                    self.assertEqual(result["expected"], expected, (entry["spec"], phase))
         self.assertEqual(results.markdown(data), (ROOT / "docs" / "matrix.md").read_text())
 
     def test_readme_startup_figures_are_the_measured_ones(self) -> None:

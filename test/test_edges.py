@@ -47,10 +47,22 @@ class TestReportPath(unittest.TestCase):
         self.assertIn("not a regular file", result.stderr)
 
     @unittest.skipUnless(os.path.isfile("/proc/version"), "needs /proc")
-    def test_the_variable_is_said_at_start(self) -> None:
-        result = run_python("import warnings; warnings.simplefilter('always'); import inductor_fix",
+    def test_the_variable_is_said_at_start_once(self) -> None:
+        result = run_python("import warnings; warnings.simplefilter('always'); import inductor_fix, "
+                            "torch._inductor.select_algorithm",
                             env={"INDUCTOR_FIX_REPORT": "/proc/version", "INDUCTOR_FIX_REPORT_WARNED": None})
-        self.assertIn("INDUCTOR_FIX_REPORT=/proc/version: cannot append to it", result.stderr)
+        self.assertIn("$INDUCTOR_FIX_REPORT:0: InductorFixWarning: inductor_fix: INDUCTOR_FIX_REPORT=/proc/version: "
+                      "cannot append to it", result.stderr)  # the variable's fault, not a line of code's
+        self.assertNotIn("could not append", result.stderr)  # and not again at exit
+
+
+class TestCheckJsonTarget(unittest.TestCase):
+    @unittest.skipUnless(os.path.isfile("/proc/version"), "needs /proc")
+    def test_a_target_that_takes_no_file_is_refused_at_start(self) -> None:
+        result = cli("check", "--ops", ops()[0], "--json", "/proc/version")
+        self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
+        self.assertIn("cannot write --json /proc/version: cannot create a file in /proc", result.stderr)
+        self.assertNotIn("running", result.stdout)  # before any case
 
 
 class TestTornReport(unittest.TestCase):
@@ -125,6 +137,19 @@ class TestStatusWithoutTorch(unittest.TestCase):
                     "from inductor_fix import cli; sys.exit(cli.main(['status', '--no-load']))") % paths
             result = subprocess.run([python, "-I", "-c", code], capture_output=True, text=True, timeout=120)
         self.assertIn("torch is not installed in this environment", result.stdout, result.stderr)
+
+
+class TestStatusWithAutoloadOff(unittest.TestCase):
+    def test_require_protected_fails_and_says_why(self) -> None:
+        result = cli("status", "--require", "protected", env={"INDUCTOR_FIX_AUTOLOAD": "0"})
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        self.assertIn("autoload: off (INDUCTOR_FIX_AUTOLOAD=0)", " ".join(result.stdout.split()))
+        self.assertIn("not protected: autoload is off (INDUCTOR_FIX_AUTOLOAD=0)", result.stderr)
+
+    def test_under_run_it_is_protected(self) -> None:
+        result = cli("run", "--", sys.executable, "-m", "inductor_fix", "status", "--require", "protected",
+                     env={"INDUCTOR_FIX_AUTOLOAD": "0"})
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
 
 
 class TestUsageErrors(unittest.TestCase):

@@ -31,7 +31,7 @@ class TestInheritedSlot(unittest.TestCase):
 
         entry = registry.wrap(child, "key", make, "a-patch")
         self.assertIs(entry.original, ABSENT)
-        self.assertEqual(seen, [base.__dict__["key"]])
+        self.assertIs(seen[0].__wrapped__, base.__dict__["key"])  # looked up at each call (a base patched later)
         self.assertEqual(child().key(), "ours over inherited")
         self.assertEqual(base().key(), "inherited")  # the base is untouched
         entry.active = False
@@ -52,10 +52,45 @@ class TestInheritedSlot(unittest.TestCase):
         self.assertTrue(registry.restore(entry))  # the slot holds our inert switch again
         self.assertNotIn("key", child.__dict__)
 
+    def test_a_base_patched_later_is_what_the_override_calls(self) -> None:
+        base, child = _classes()
+        registry = Registry()
+        entry = registry.wrap(child, "key", lambda inherited: lambda self: "ours over " + inherited(self), "a-patch")
+        with mock.patch.object(base, "key", lambda self: "a library's"):
+            self.assertEqual(child().key(), "ours over a library's")
+            entry.active = False
+            self.assertEqual(child().key(), "a library's")
+        self.assertEqual(child().key(), "inherited")
+
     def test_nothing_to_inherit_is_an_error(self) -> None:
         _, child = _classes()
         with self.assertRaises(AttributeError):
             Registry().wrap(child, "no_such_method", lambda inherited: inherited, "a-patch")
+
+
+class TestSlotTakenByAMock(unittest.TestCase):
+    """A ``mock.patch`` over our wrapper, with a remove and an apply inside it, and then its
+    exit putting our wrapper back: the fix is on, and can be removed and applied again."""
+
+    def test_remove_and_apply_under_a_mock(self) -> None:
+        class Owner:
+            def method(self) -> str:
+                return "stock"
+
+        registry = Registry()
+        make = (lambda original: lambda self: "ours")  # noqa: E731
+        registry.wrap(Owner, "method", make, "a-patch")
+        with mock.patch.object(Owner, "method", Owner.__dict__["method"].__wrapped__):
+            registry.restore_all()  # the mock's object is in the slot: ours stays, inert
+            registry.wrap(Owner, "method", make, "a-patch")  # applied again under the mock
+            self.assertEqual(Owner().method(), "ours")
+        self.assertEqual(Owner().method(), "ours")  # the mock put our first wrapper back: active
+        registry.restore_all()
+        self.assertEqual(Owner().method(), "stock")
+        registry.wrap(Owner, "method", make, "a-patch")  # no "already patched" error
+        self.assertEqual(Owner().method(), "ours")
+        registry.restore_all()
+        self.assertEqual(Owner.__dict__["method"](Owner()), "stock")
 
 
 if __name__ == "__main__":

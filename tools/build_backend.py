@@ -28,26 +28,34 @@ it runs the checkout's {module} (tools/build_backend.py says why)."""
 from importlib.machinery import SourceFileLoader as _Loader
 
 _SOURCE = {source!r}
-try:
+#: Why the checkout's module does not run, if it does not (inductor-fix status reports it).
+_MISSING = None
+
+
+def _stand_in_activate():
+    import sys
+    import warnings
+
+    message = (f"inductor_fix: not applied (autoload): the editable install's {{_SOURCE}} cannot be run "
+               f"({{_MISSING}}); this process runs stock torch (pip uninstall inductor-fix, or reinstall it "
+               "from the checkout: pip install -e CHECKOUT)")
+    try:
+        warnings.warn(message, RuntimeWarning, stacklevel=2)
+    except Exception:  # warnings are errors here: never fail torch's import
+        sys.stderr.write(message + "\\n")
+
+
+activate = _stand_in_activate
+try:  # the checkout gone, moved, at a commit without the module, or the module failing: stock torch
     _code = _Loader(__name__, _SOURCE).get_code(__name__)
-except Exception as _error:  # the checkout is gone, moved, or at a commit without the module
-    #: Why the checkout's module does not run (inductor-fix status reports it).
-    _MISSING = f"{{type(_error).__name__}}: {{_error}}"
-
-    def activate():
-        import sys
-        import warnings
-
-        message = (f"inductor_fix: not applied (autoload): the editable install's {{_SOURCE}} cannot be run "
-                   f"({{_MISSING}}); this process runs stock torch (pip uninstall inductor-fix, or reinstall it "
-                   "from the checkout: pip install -e CHECKOUT)")
-        try:
-            warnings.warn(message, RuntimeWarning, stacklevel=2)
-        except Exception:  # warnings are errors here: never fail torch's import
-            sys.stderr.write(message + "\\n")
-else:
     __file__ = _SOURCE
     exec(_code)
+    if globals().get("activate") is _stand_in_activate or not callable(globals().get("activate")):
+        raise ImportError("it defines no activate()")
+except Exception as _error:
+    _MISSING = f"{{type(_error).__name__}}: {{_error}}"
+    activate = _stand_in_activate  # not a half-defined one of the checkout's
+    __file__ = __spec__.origin if globals().get("__spec__") is not None else __file__
 '''
 
 

@@ -323,26 +323,39 @@ def _run_check(ops: Sequence[str], device: str, jobs: int | None, timeout: float
     if exit_status == 1:
         print(_wrapped(please_report("check --json FILE's file and the output of inductor-fix status --json")))
     if json_path:
-        _write_whole(json_path, {"torch": status.torch_version, "triton": status.triton_version, "device": device,
-                                 "inductor_fix": inductor_fix.__version__,
-                                 "exit_status": exit_status, "verdict": EXIT_STATUS[exit_status].split(":")[0],
-                                 "options": {"ops": list(dict.fromkeys(c.op for c in cases)), "jobs": jobs,
-                                             "timeout": timeout},
-                                 "cases": [dataclasses.asdict(c) for c in cases]})
+        try:
+            _write_whole(json_path, {"torch": status.torch_version, "triton": status.triton_version, "device": device,
+                                     "inductor_fix": inductor_fix.__version__,
+                                     "exit_status": exit_status, "verdict": EXIT_STATUS[exit_status].split(":")[0],
+                                     "options": {"ops": list(dict.fromkeys(c.op for c in cases)), "jobs": jobs,
+                                                 "timeout": timeout},
+                                     "cases": [dataclasses.asdict(c) for c in cases]})
+        except OSError as error:  # it could be written at start: something changed since
+            print(f"inductor_fix check: cannot write --json {json_path}: {error.strerror or error}", file=sys.stderr)
+            return 2
     return exit_status
 
 
 def _unwritable(path: str) -> str | None:
-    """Why ``--json`` cannot write ``path`` at the end, or None; creates nothing (a check
-    stopped early leaves no file behind)."""
+    """Why ``--json`` cannot write ``path`` at the end, or None. It is written as a file made
+    beside it and renamed over it, so that is tried now (and removed): a check stopped early
+    leaves nothing behind."""
+    import stat
+
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         return "it is a directory"
-    if os.path.exists(path):
-        return None if os.access(path, os.W_OK) else "no permission to write it"
+    if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
+        return "it is not a regular file"
     if not os.path.isdir(folder):
         return f"no such directory: {folder}"
-    return None if os.access(folder, os.W_OK | os.X_OK) else f"no permission to create a file in {folder}"
+    try:
+        descriptor, trial = tempfile.mkstemp(prefix=".inductor_fix_check_", suffix=".json", dir=folder)
+    except OSError as error:
+        return f"cannot create a file in {folder}: {error.strerror or error}"
+    os.close(descriptor)
+    os.unlink(trial)
+    return None
 
 
 def _write_whole(path: str, data: dict[str, Any]) -> None:

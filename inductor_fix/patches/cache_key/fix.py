@@ -298,18 +298,46 @@ def _separates_aliasing(module: ModuleType, make_key: Any, which: str = "") -> b
 
 
 def decide(module: ModuleType) -> int:
-    """The position of ``input_nodes`` among ``make_key``'s parameters after ``self``."""
+    """The position of ``input_nodes`` among ``make_key``'s parameters after ``self``. Whether the
+    bug is there is probed first: a torch that keys aliasing itself needs nothing, whatever
+    else it changed."""
     require_codegen_cache(module)
     make_key = require_parameters(module, TARGET, ("input_nodes",))
+    if _separates_aliasing(module, make_key):
+        raise NotNeeded("make_key already keys the aliasing pattern (upstream fix, pytorch/pytorch#188268)")
     require_function(module, "TritonTemplate.generate")
     require_function(module, "TritonTemplateCaller.hash_key")
     caller = module.TritonTemplateCaller
     if "kernel_hash_key" in caller.__dict__ or not callable(getattr(caller, "kernel_hash_key", None)):
         raise Unsupported("TritonTemplateCaller.kernel_hash_key is not the one it inherits from ChoiceCaller (the "
                           "key of the code to compile, self.hash_key())")
-    if _separates_aliasing(module, make_key):
-        raise NotNeeded("make_key already keys the aliasing pattern (upstream fix, pytorch/pytorch#188268)")
+    _clear_with_inductors_caches()
     return list(inspect.signature(make_key).parameters)[1:].index("input_nodes")
+
+
+class _Records:
+    """What the fix remembers of keys, patterns and families, cleared with Inductor's caches
+    (``fresh_cache``, ``clear_caches``: a compile worker clears them every compile): after
+    that no entry of another pattern, or family code, is there to be kept apart from."""
+
+    registered = False
+
+    @staticmethod
+    def cache_clear() -> None:
+        for records in (_patterns, _collided, _first_code, _shared_with):
+            records.clear()
+
+
+def _clear_with_inductors_caches() -> None:
+    if _Records.registered:
+        return
+    try:
+        from torch._inductor.utils import clear_on_fresh_cache
+
+        clear_on_fresh_cache(_Records)
+        _Records.registered = True
+    except (ImportError, AttributeError):  # no such registry: the records then live with the process
+        pass
 
 
 def verify(module: ModuleType) -> None:
