@@ -19,6 +19,7 @@ from helpers import fresh_cache
 import inductor_fix
 from inductor_fix.check.harness import triton_cpu_harness
 from inductor_fix.check.workloads import Op, run_compiles
+from inductor_fix.patches.cache_key import fix
 from inductor_fix.patches.cache_key.check import op
 from torch._inductor import select_algorithm
 from torch._inductor.codecache import PersistentCache
@@ -51,6 +52,32 @@ def selections() -> Iterator[list[dict[str, Any]]]:
 
     with mock.patch.object(PersistentCache, "lookup", watched):
         yield seen
+
+
+@contextlib.contextmanager
+def failing_first_config() -> Iterator[list[Any]]:
+    """The first template choice generated fails as a precompile failure leaves it (``failed``;
+    the harness compiles nothing, so the test marks it where Inductor would). Held here, as
+    Inductor's precompile cache holds it on a GPU."""
+    failed: list[Any] = []
+    generate = select_algorithm.TritonTemplate.generate
+
+    def failing(self: Any, *args: Any, **kwargs: Any) -> Any:
+        choice = generate(self, *args, **kwargs)
+        if not failed and choice is not None:
+            failed.append(choice)
+            choice.failed = True
+        return choice
+
+    with mock.patch.object(select_algorithm.TritonTemplate, "generate", failing):
+        yield failed
+
+
+class _Forgetful(dict):
+    """A family record that keeps nothing (the fix without its failed-config rule)."""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
 
 
 def compiles(template_op: Op, aliasing: tuple[bool, ...]) -> list[dict[str, Any]]:
@@ -89,6 +116,22 @@ class TestSharedAutotuning(TestCase):
         with mock.patch.object(select_algorithm.TritonTemplateCaller, "kernel_hash_key", inherited):
             first, second = compiles(op("bmm"), (True, False))
         self.assertEqual(second["kernel_keys"], first["kernel_keys"])
+
+    def test_a_config_that_failed_to_compile_for_the_first_pattern_is_not_offered_again(self) -> None:
+        # On an H200 a bmm config needs more shared memory than the device has: its first-pattern
+        # choice fails to precompile and Inductor prunes it untimed. Offered again for the later
+        # pattern, it missed the autotune cache and every choice was benchmarked again.
+        with failing_first_config() as failed:
+            first, second = compiles(op("bmm"), (True, False))
+        self.assertEqual(len(failed), 1)
+        self.assertEqual(second["benchmarked"], 0)
+        self.assertEqual(second["keys"], first["keys"])  # the failed config: in neither selection
+
+    def test_negative_control_offered_again_a_failed_config_makes_the_later_pattern_benchmark_again(self) -> None:
+        with failing_first_config(), mock.patch.object(fix, "_first_choice", _Forgetful()):
+            first, second = compiles(op("bmm"), (True, False))
+        self.assertGreater(second["benchmarked"], 0)
+        self.assertEqual(len(second["keys"]), len(first["keys"]) + 1)
 
     def test_stock_benchmarks_no_less(self) -> None:
         # The goal: patched benchmarks no more choices than stock where stock survives (it does

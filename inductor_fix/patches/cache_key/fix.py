@@ -7,6 +7,7 @@ import functools
 import inspect
 import sys
 import threading
+import weakref
 from types import ModuleType
 from typing import Any, Callable, Sequence
 
@@ -15,8 +16,9 @@ from ..base import (MODULE, NotNeeded, Unsupported, require_codegen_cache, requi
 
 from .activity import ACTIVITY
 
-__all__ = ["ProbeError", "aliasing_aware_make_key", "aliasing_pattern", "decide", "family_recording_generate",
-           "keys_separate_aliasing", "own_kernel_hash_key", "shared_hash_key", "targets", "verify"]
+__all__ = ["FamilyFailed", "ProbeError", "aliasing_aware_make_key", "aliasing_pattern", "decide",
+           "family_recording_generate", "keys_separate_aliasing", "own_kernel_hash_key", "shared_hash_key",
+           "targets", "verify"]
 
 
 def aliasing_pattern(input_nodes: Sequence[Any]) -> tuple[int, ...]:
@@ -130,6 +132,14 @@ _generating = threading.local()
 _first_code: dict[tuple[int, str], str] = {}
 #: module key of a later pattern's code -> the module key of its family's first code.
 _shared_with: dict[str, str] = {}
+#: family -> the newest choice of its first code, weakly (a failed one stays alive in Inductor's
+#: precompile cache): whether that code failed to compile (``ChoiceCaller.failed``).
+_first_choice: dict[tuple[int, str], Any] = {}
+
+
+class FamilyFailed(NotImplementedError):
+    """A later aliasing pattern's choice whose family's first code failed to compile: the template
+    declines it, as a template declines a config it cannot run (``maybe_append_choice`` skips it)."""
 
 
 def _note_choice(choice: Any, family: tuple[int, str]) -> None:
@@ -139,7 +149,16 @@ def _note_choice(choice: Any, family: tuple[int, str]) -> None:
     if not isinstance(own, str):
         return
     first = _first_code.setdefault(family, own)
-    if first != own and _shared_with.setdefault(own, first) == first:
+    if first == own:  # the newest choice of the first code: the one a precompile marks failed
+        _first_choice[family] = weakref.ref(choice)
+        return
+    first_choice = _first_choice.get(family, lambda: None)()
+    if getattr(first_choice, "failed", False) is True:
+        # The same template, config and layouts as the first: the same compile (a config over the
+        # device's shared memory, say). Offered, it has no autotuning to share, so the selection would
+        # miss Inductor's autotune cache and benchmark every choice again (seen on an H200).
+        raise FamilyFailed(f"{own}: its family's first aliasing pattern failed to compile ({first})")
+    if _shared_with.setdefault(own, first) == first:
         template = _template_of_id(family[0])
         if template is not None:  # not this patch's own probe
             ACTIVITY.add("autotuning_shared", template=template)
@@ -166,6 +185,8 @@ def family_recording_generate(generate: Callable[..., Any]) -> Callable[..., Any
         if choice is not None and family is not None:
             try:
                 _note_choice(choice, family)
+            except FamilyFailed:
+                raise
             except Exception:  # sharing is an optimisation: never fail a compile over it
                 pass
         return choice
@@ -324,7 +345,7 @@ class _Records:
 
     @staticmethod
     def cache_clear() -> None:
-        for records in (_patterns, _collided, _first_code, _shared_with):
+        for records in (_patterns, _collided, _first_code, _shared_with, _first_choice):
             records.clear()
 
 
