@@ -21,7 +21,10 @@ template, config, layout and epilogue (one stock key: a *family*) and differ onl
 arguments bind, so the fix also wraps ``TritonTemplate.generate`` (each code recorded
 under its stock key) and ``TritonTemplateCaller.hash_key`` (a later pattern's code
 answers to its family's first code in the autotune cache, which then serves the timing
-as it serves stock's replayed code; ``patches/0005-*`` proposes it upstream).
+as it serves stock's replayed code; ``patches/0005-*`` proposes it upstream). A later
+pattern's copy of a config whose first code failed to compile (on an H200, a bmm config
+over the device's shared memory) is declined (:class:`~.fix.FamilyFailed`): untimed, it
+would make its selection benchmark every choice again (``docs/sharing-premise.md``).
 
 Folder: ``fix.py`` (decide, wrappers, verify), ``activity.py`` (what it records),
 ``check.py`` (the matmul ``check`` sequences), ``bench.py`` (``tools/bench cache_key``),
