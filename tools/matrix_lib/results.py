@@ -2,7 +2,7 @@
 
 Layout (``docs/matrix/results.json`` by default)::
 
-    {"date", "command", "suite", "expectation", "host", "results_file",  # of the last run
+    {"date", "command", "suite", "suites", "expectation", "host", "results_file",  # of the last run
      "releases": [{"spec", "release", "torch", "git_version", "triton", "python", "host", "variant",
                    "fix_state", "max_examples", "project", "commands", "install_seconds", "error",
                    "expected",
@@ -68,7 +68,8 @@ def refresh(entry: dict) -> None:
     if entry.get("torch"):
         entry["expected"] = {phase: ex.expected(phase, entry["torch"], entry.get("variant")) for phase in ex.PHASES}
         for phase, result in entry["phases"].items():
-            result["expected"] = entry["expected"][phase]
+            # A suite of a patch retired since keeps the expectation it was run with.
+            result["expected"] = entry["expected"].get(phase, result.get("expected"))
     entry["verdict"] = ex.verdict(entry)
     entry["seconds"] = round(sum(p.get("seconds", 0) for p in entry["phases"].values()), 1)
     finished = sorted(p["finished"] for p in entry["phases"].values() if p.get("finished"))
@@ -112,7 +113,27 @@ def _name(entry: dict) -> str:
     return f"{name} (codegen cache on)" if entry.get("variant") == "codegen-cache" else name
 
 
-COLUMNS = ("release", "torch", "triton", "fix state", *ex.PHASES.values(), "verdict", "seconds")
+def phases(data: dict) -> dict[str, str]:
+    """Phase -> column title, in the order the results recorded them, then today's phases they
+    lack: a suite of a patch retired since keeps its columns until the matrix runs again."""
+    recorded = dict.fromkeys(phase for entry in data["releases"] for phase in entry["phases"])
+    titles = {}
+    for phase in [*recorded, *ex.PHASES]:
+        suite, _, mode = phase.partition(":")
+        titles.setdefault(phase, ex.PHASES.get(phase) or f"{suite} {ex.MODES.get(mode, mode)}")
+    return titles
+
+
+def _columns(titles: dict[str, str]) -> tuple[str, ...]:
+    return ("release", "torch", "triton", "fix state", *titles.values(), "verdict", "seconds")
+
+
+def _suites(data: dict, titles: dict[str, str]) -> list[str]:
+    """Each suite with its patch, as the run recorded it (``suites``), else as today's table has it."""
+    recorded = data.get("suites", {})
+    names = dict.fromkeys(phase.partition(":")[0] for phase in titles)
+    return [f"`{name}` ({recorded.get(name) or (ex.SUITES[name].patch.name if name in ex.SUITES else 'retired')})"
+            for name in names]
 
 
 def _entries(data: dict, specs: list[str] | None) -> list[dict]:
@@ -123,14 +144,15 @@ def _entries(data: dict, specs: list[str] | None) -> list[dict]:
 
 
 def rows(data: dict, specs: list[str] | None = None) -> list[tuple[str, ...]]:
-    """One row per release of :func:`_entries`."""
+    """One row per release of :func:`_entries`, a cell per phase of :func:`phases`."""
+    titles = phases(data)
     return [
         (
             _name(entry),
             entry.get("torch", "-"),
             entry.get("triton", "-"),
             entry.get("fix_state", "-"),
-            *(_cell(entry, phase) for phase in ex.PHASES),
+            *(_cell(entry, phase) for phase in titles),
             entry.get("verdict", "incomplete"),
             f"{entry.get('seconds', 0):.0f}",
         )
@@ -140,16 +162,17 @@ def rows(data: dict, specs: list[str] | None = None) -> list[tuple[str, ...]]:
 
 def table(data: dict, specs: list[str] | None = None) -> str:
     """Plain-text table for the terminal, then a line per stock failure and per problem."""
-    body = rows(data, specs)
-    widths = [max(len(row[i]) for row in [COLUMNS, *body]) for i in range(len(COLUMNS))]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in [COLUMNS, *body]]
+    body, titles = rows(data, specs), phases(data)
+    columns = _columns(titles)
+    widths = [max(len(row[i]) for row in [columns, *body]) for i in range(len(columns))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in [columns, *body]]
     lines.insert(1, "  ".join("-" * width for width in widths))
     for entry in _entries(data, specs):
         name = _name(entry)
         if entry.get("error"):
             lines.append(f"{name}: ERROR: {entry['error']}")
         for phase, result in entry["phases"].items():
-            title = ex.PHASES[phase]
+            title = titles[phase]
             if result["outcome"] == ex.FAIL:
                 tests = ", ".join(test.split("::")[-1] for test in result["failed"])
                 lines.append(f"{name} {title}: {len(result['failed'])} failed ({tests}); "
@@ -165,7 +188,8 @@ def _host(host: dict) -> str:
 
 def markdown(data: dict) -> str:
     """docs/matrix.md: what was run, when, on what, the exact commands, and the table."""
-    entries = _entries(data, None)
+    entries, titles = _entries(data, None), phases(data)
+    columns = _columns(titles)
     dates = sorted({e["date"] for e in entries if e.get("date")})
     pythons = sorted({e["python"] for e in entries if e.get("python")})
     examples = sorted({e["max_examples"] for e in entries if "max_examples" in e})
@@ -176,7 +200,7 @@ def markdown(data: dict) -> str:
         "# Version matrix",
         "",
         "The CPU property suites of every patch (on the CPU harness) on each release: "
-        + ", ".join(f"`{s.name}` ({s.patch.name})" for s in ex.SUITES.values())
+        + ", ".join(_suites(data, titles))
         + ", each **stock** (`INDUCTOR_FIX_DISABLE=1`), **patched** (the monkeypatch: the tests' conftest "
         "imports `inductor_fix`) and, but for the `test_cache` suites (Inductor's own codegen-cache check, "
         "`TritonTemplate.test_cache`, as the oracle), **diff-applied** (every diff of "
@@ -196,8 +220,8 @@ def markdown(data: dict) -> str:
         *commands,
         "```",
         "",
-        "| " + " | ".join(COLUMNS) + " |",
-        "|" + "---|" * len(COLUMNS),
+        "| " + " | ".join(columns) + " |",
+        "|" + "---|" * len(columns),
         *("| " + " | ".join(row) + " |" for row in rows(data)),
     ]
     if data.get("results_file"):
