@@ -198,7 +198,11 @@ class TestCheckStops(TestCase):
         tmp = Path(tempfile.mkdtemp(prefix="inductor_fix_stop_test_"))
         self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
         env = dict(os.environ, TMPDIR=str(tmp))
-        check = subprocess.Popen([sys.executable, "-m", "inductor_fix", "check", "--ops", FIRST_CASE[0], "--jobs", "2"],
+        # check as a terminal starts it: the signal at its default, whatever this test inherited
+        # (under nohup SIGHUP arrives ignored, and check rightly keeps an ignored signal ignored).
+        at_default = (f"import os, signal, sys; signal.signal({int(signum)}, signal.SIG_DFL); "
+                      "os.execv(sys.executable, [sys.executable, '-m', 'inductor_fix', *sys.argv[1:]])")
+        check = subprocess.Popen([sys.executable, "-c", at_default, "check", "--ops", FIRST_CASE[0], "--jobs", "2"],
                                  cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.addCleanup(lambda: check.poll() is None and check.kill())
         lines: queue.Queue = queue.Queue()
