@@ -75,9 +75,13 @@ def probe(tag):
     autoloaded = "inductor_fix" in sys.modules
     fix = sys.modules.get("inductor_fix")
     status = fix.status() if fix else None
-    print("PROBE " + json.dumps({"tag": tag, "pid": os.getpid(), "autoloaded": autoloaded,
-                                 "state": str(status.state) if status else None,
-                                 "activated_by": list(status.activated_by) if status else []}), flush=True)
+    line = "PROBE " + json.dumps({"tag": tag, "pid": os.getpid(), "autoloaded": autoloaded,
+                                  "state": str(status.state) if status else None,
+                                  "activated_by": list(status.activated_by) if status else []}) + "\\n"
+    # One write per line: ranks share the pipe, and print() writes the text and its newline
+    # apart, so two ranks' lines could interleave.
+    sys.stdout.flush()
+    os.write(sys.stdout.fileno(), line.encode())
 """
 #: One wrap per target whatever the order, and remove() undoes all of it.
 WRAPS = """
