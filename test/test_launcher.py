@@ -187,7 +187,7 @@ class TestRun(TestCase):
         torchrun = Path(sys.executable).with_name("torchrun")
         runner = (str(torchrun),) if torchrun.exists() else (sys.executable, "-m", "torch.distributed.run")
         script = self._script("ranks.py", """
-            import json, sys
+            import json, os, sys
             import torch
             import torch.distributed as dist
             dist.init_process_group("gloo")
@@ -196,7 +196,10 @@ class TestRun(TestCase):
             import torch._inductor.select_algorithm
             active = "inductor_fix" in sys.modules
             state = str(sys.modules["inductor_fix"].status().state) if active else None
-            print("RANK " + json.dumps([dist.get_rank(), active, state, int(total.item())]), flush=True)
+            # One write per line: the ranks share the pipe (print() writes text and newline apart).
+            line = "RANK " + json.dumps([dist.get_rank(), active, state, int(total.item())]) + "\\n"
+            sys.stdout.flush()
+            os.write(sys.stdout.fileno(), line.encode())
             dist.destroy_process_group()
         """)
         launched = self._run(*runner, "--standalone", "--nproc-per-node", "2", script, timeout=300)
