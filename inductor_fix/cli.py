@@ -36,12 +36,21 @@ def _status(args: argparse.Namespace) -> int:
         print(json.dumps({**status.to_dict(), "autoload": {"ok": None if found is None else not broken,
                                                            "off": off, "text": autoload}}, indent=2))
     else:
+        import dataclasses
         import textwrap
 
+        elsewhere = "broken" if broken else "off" if off and "run" not in status.activated_by else None
+        if status.protected and elsewhere:
+            # This command imported the package itself; the environment's other processes do not get it.
+            status = dataclasses.replace(status, reason=f"in this command only, not in other processes (autoload "
+                                                        f"{elsewhere}, below): "
+                                                        + status.reason.removeprefix("protected: "))
         # This command's own state first, then whether the environment's other processes get it.
-        first, *rest = status.format().splitlines()
-        print("\n".join([first, *textwrap.wrap(f"autoload: {autoload}", 100, initial_indent="  ",
-                                                subsequent_indent="    ", break_on_hyphens=False), *rest]))
+        lines = status.format().splitlines()
+        headline = next(i for i, line in enumerate(lines) if line.startswith("  inductor_fix "))
+        print("\n".join([*lines[:headline], *textwrap.wrap(f"autoload: {autoload}", 100, initial_indent="  ",
+                                                          subsequent_indent="    ", break_on_hyphens=False),
+                         *lines[headline:]]))
     if status.state == "unsupported" and not args.json:
         from ._versions import please_report
 

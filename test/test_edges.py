@@ -145,6 +145,10 @@ class TestStatusWithAutoloadOff(unittest.TestCase):
         self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
         self.assertIn("autoload: off (INDUCTOR_FIX_AUTOLOAD=0)", " ".join(result.stdout.split()))
         self.assertIn("not protected: autoload is off (INDUCTOR_FIX_AUTOLOAD=0)", result.stderr)
+        # The headline is this command's own state, and says so rather than "protected".
+        headline = result.stdout.split("\n  autoload:")[0]
+        self.assertNotIn("protected", headline)
+        self.assertIn("in this command only, not in other processes (autoload off, below)", " ".join(headline.split()))
 
     def test_under_run_it_is_protected(self) -> None:
         result = cli("run", "--", sys.executable, "-m", "inductor_fix", "status", "--require", "protected",

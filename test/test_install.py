@@ -98,6 +98,10 @@ class TestEditableInstall(unittest.TestCase):
             self.assertEqual(said.returncode, 1, said.stdout + said.stderr)
             self.assertIn("inductor-fix is not applied in this environment", text)
             self.assertIn("python -m pip uninstall inductor-fix", text)
+            loaded = self.run_([self.python, "-m", "inductor_fix", "status"], cwd=moved)  # torch imported too
+            headline = " ".join(loaded.stdout.split("\n  autoload:")[0].split())
+            self.assertEqual(loaded.returncode, 1, loaded.stdout + loaded.stderr)
+            self.assertIn("in this command only, not in other processes (autoload broken, below)", headline)
 
             # An editable install without the stand-in (an older inductor-fix's): torch's own failure.
             (self.purelib / "_inductor_fix_autoload.py").unlink()
