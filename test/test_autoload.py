@@ -34,6 +34,9 @@ from inductor_fix.patches import PATCHES, patch_for_op
 from torch._inductor.test_case import TestCase, run_tests
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+from torchenv import borrowing_venv, site_packages  # noqa: E402
+
 #: What the wheel is built from (a copy: the build leaves nothing in the checkout).
 SOURCES = ("inductor_fix", "_inductor_fix_autoload.py", "pyproject.toml", "README.md", "LICENSE",
            "tools/build_backend.py")
@@ -105,11 +108,6 @@ print("PROBE " + json.dumps({
 """
 
 
-def _purelib(python: str | Path) -> str:
-    return subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
-
-
 def setUpModule() -> None:
     directory = Path(tempfile.mkdtemp(prefix="inductor_fix_autoload_"))
     VENV["dir"] = directory
@@ -129,20 +127,13 @@ def setUpModule() -> None:
         pass
     subprocess.run(build, check=True, capture_output=True, timeout=600)
     (wheel,) = (directory / "dist").glob("inductor_fix-*.whl")
-    venv = directory / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
-    python = venv / "bin" / "python"
     # torch through a .pth, from a folder of links to this interpreter's site-packages without its
     # inductor-fix: Inductor puts torch's folder first on its workers' PYTHONPATH, where another
     # inductor-fix distribution would shadow the wheel's entry point (the test's artefact, not a user's).
     import torch
 
-    outer, linked = Path(torch.__file__).resolve().parents[1], directory / "torch-site"
-    linked.mkdir()
-    for entry in outer.iterdir():
-        if not entry.name.lower().replace("-", "_").lstrip("_").startswith(("inductor_fix", "editable__")):
-            (linked / entry.name).symlink_to(entry)
-    Path(_purelib(python), "outer-torch.pth").write_text(f"{linked}\n")
+    venv = directory / "venv"
+    python = borrowing_venv(venv, Path(torch.__file__).resolve().parents[1])
     install_wheel(python, wheel)
     VENV.update(python=python, bin=venv / "bin", wheel=wheel)
 
@@ -154,7 +145,7 @@ def install_wheel(python: Path, wheel: Path) -> None:
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q",
                     "--disable-pip-version-check", str(wheel)], check=True, capture_output=True, timeout=600,
                    env=_environment())
-    if not list(Path(_purelib(python)).glob("inductor_fix-*.dist-info")):
+    if not list(Path(site_packages(python)).glob("inductor_fix-*.dist-info")):
         raise AssertionError(f"the wheel did not install into {python}'s venv: nothing here would test it")
 
 
@@ -410,7 +401,7 @@ class TestTheVenvHasTheWheel(TestCase):
             python = venv / "bin" / "python"
             with mock.patch.dict(os.environ, {"PYTHONPATH": str(checkout.parent)}):
                 install_wheel(python, VENV["wheel"])
-            self.assertTrue(list(Path(_purelib(python)).glob("inductor_fix-*.dist-info")))
+            self.assertTrue(list(Path(site_packages(python)).glob("inductor_fix-*.dist-info")))
 
 
 class TestWhenImported(TestCase):

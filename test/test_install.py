@@ -21,6 +21,9 @@ import unittest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+from torchenv import borrowing_venv, site_packages  # noqa: E402
+
 SOURCES = ("inductor_fix", "_inductor_fix_autoload.py", "pyproject.toml", "README.md", "LICENSE",
            "tools/build_backend.py")
 FAILS = "Failed to load the backend extension: inductor_fix"
@@ -48,16 +51,8 @@ class TestEditableInstall(unittest.TestCase):
             else:
                 shutil.copy2(source, target)
         venv = cls.directory / "venv"
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-        cls.python = str(venv / "bin" / "python")
-        purelib = cls.run_([cls.python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
-        cls.purelib = Path(purelib.stdout.strip())
-        outer, linked = Path(torch.__file__).resolve().parents[1], cls.directory / "torch-site"
-        linked.mkdir()
-        for entry in outer.iterdir():  # this interpreter's packages, less any inductor-fix
-            if not entry.name.lower().replace("-", "_").lstrip("_").startswith(("inductor_fix", "editable__")):
-                (linked / entry.name).symlink_to(entry)
-        (cls.purelib / "outer-torch.pth").write_text(f"{linked}\n")
+        cls.python = str(borrowing_venv(venv, Path(torch.__file__).resolve().parents[1], pip=True))
+        cls.purelib = site_packages(cls.python)
         installed = cls.run_([cls.python, "-m", "pip", "--disable-pip-version-check", "-q", "install", "-e",
                               str(cls.copy)], timeout=900)
         if installed.returncode:

@@ -8,6 +8,8 @@ requirement, else :data:`TRITON_FOR` by release - CPU wheels carry none), the
 test dependencies, and this project (editable, without dependencies).
 
 Used by ``tools/check_patches`` and ``tools/run_matrix``; not imported by the package.
+:func:`borrowing_venv` makes the other kind, a venv that borrows the packages already here
+(``tools/retire``, and the tests that install the project as a user would).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import sys
 import venv
 from pathlib import Path
 
-__all__ = ["TorchEnv", "TRITON_FOR", "ensure", "remove", "spec_release"]
+__all__ = ["TorchEnv", "TRITON_FOR", "borrowing_venv", "ensure", "remove", "site_packages", "spec_release"]
 
 PROJECT = Path(__file__).resolve().parents[1]
 #: pyproject.toml's test extra but torch (installed on its own, pinned), the linter, tlparse and pytest-xdist:
@@ -134,3 +136,26 @@ def ensure(root: Path, spec: str, index_url: str | None = None) -> TorchEnv:
 def remove(env: TorchEnv) -> None:
     """Delete a venv (a CUDA build of torch takes about 5 GB)."""
     shutil.rmtree(env.path, ignore_errors=True)
+
+
+def site_packages(python: str | Path) -> Path:
+    """The ``purelib`` folder of the interpreter ``python``."""
+    return Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+
+
+def borrowing_venv(directory: Path, outer: Path, *, pip: bool = False) -> Path:
+    """A venv at ``directory`` (with pip if ``pip``) that sees the packages of the folder
+    ``outer`` (a site-packages: torch, the test tools) through a ``.pth`` naming a folder of
+    links to them, less anything of inductor-fix (modules, dist-info, editable finders), so
+    that the inductor-fix installed into it is the only one. Its python."""
+    subprocess.run([sys.executable, "-m", "venv", *(() if pip else ("--without-pip",)), str(directory)],
+                   check=True, timeout=300)
+    python = directory / "bin" / "python"
+    linked = directory / "borrowed-site"
+    linked.mkdir()
+    for entry in outer.iterdir():
+        if not entry.name.lower().replace("-", "_").lstrip("_").startswith(("inductor_fix", "editable__")):
+            (linked / entry.name).symlink_to(entry)
+    (site_packages(python) / "borrowed-site.pth").write_text(f"{linked}\n")
+    return python
