@@ -26,6 +26,7 @@ def _status(args: argparse.Namespace) -> int:
     found = entry_points()
     broken = [entry for entry in found or () if entry.error]
     off = _autoload_off()
+    off_here = off if "run" not in status.activated_by else None  # run brings it to every process itself
     autoload = ("could not be checked" if found is None else "not installed here (the package is not installed: "
                 "import it, or use inductor-fix run)" if not found else
                 f"BROKEN - {advice(broken[0])}" if broken else
@@ -39,7 +40,7 @@ def _status(args: argparse.Namespace) -> int:
         import dataclasses
         import textwrap
 
-        elsewhere = "broken" if broken else "off" if off and "run" not in status.activated_by else None
+        elsewhere = "broken" if broken else "off" if off_here else None
         if status.protected and elsewhere:
             # This command imported the package itself; the environment's other processes do not get it.
             status = dataclasses.replace(status, reason=f"in this command only, not in other processes (autoload "
@@ -63,7 +64,7 @@ def _status(args: argparse.Namespace) -> int:
         reason = status.reason.removeprefix("not protected: ")
         print(f"inductor_fix status: not protected ({status.state}): {reason}{hint}", file=sys.stderr)
         return 1
-    if args.require == "protected" and off and "run" not in status.activated_by:
+    if args.require == "protected" and off_here:
         print(f"inductor_fix status: not protected: autoload is off ({off}), so a process that neither imports "
               "inductor_fix nor runs under inductor-fix run runs stock torch (this command imported it itself)",
               file=sys.stderr)

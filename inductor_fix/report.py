@@ -19,6 +19,8 @@ from .status import PROTECTED_STATES
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from .patches.base import Patch
+
 __all__ = ["EXIT_STATUS", "FORMAT", "VARIABLE", "ReportError", "Summary", "format_summary", "read", "summarize"]
 
 #: ``inductor-fix report`` exit status -> meaning, as ``--help`` and README say it.
@@ -100,10 +102,18 @@ class Summary(dict):
     ``patches`` {name: {states, processes_acted, counts, where}}, ``advice``, ``notes``."""
 
 
+def _known(patch: str) -> Patch | None:
+    """The patch of the table called ``patch``; None for one this version does not have."""
+    try:
+        return table.by_name(patch)
+    except KeyError:
+        return None
+
+
 def _needed(patch: str, kind: str) -> bool:
     """Whether a count of ``kind`` shows that ``patch`` was needed (its :class:`Kind`; a kind this
     version does not know counts, as it did when it was written)."""
-    known = next((p for p in table.PATCHES if p.name == patch), None)
+    known = _known(patch)
     declared = known.activity.kinds.get(kind) if known is not None else None
     return declared.needed if declared is not None else True
 
@@ -256,5 +266,5 @@ def format_summary(summary: Summary, width: int = 100) -> str:
 def _detail(patch: str, detail: dict[str, Any]) -> str:
     """The line ``detail`` reads as: its patch's activity kind's (a patch this version does
     not have, or a kind it does not declare: the kind's name)."""
-    known = next((p for p in table.PATCHES if p.name == patch), None)
+    known = _known(patch)
     return known.activity.line(detail) if known is not None else str(detail.get("kind"))
