@@ -27,8 +27,8 @@ from ._registry import ABSENT, Registry
 from ._version import __version__
 from ._versions import distribution_version
 from ._warnings import warn_once
-from .patches import MODULE, PATCHES, NotNeeded, Patch, Unsupported
-from .patches.base import split_target
+from .patches import PATCHES, NotNeeded, Patch, Unsupported
+from .patches.base import qualified_name, split_target, target_module
 from .status import PatchStatus, State, Status
 
 __all__ = ["DISABLE_VARIABLE", "LIFECYCLE", "Lifecycle", "Record", "disabled_patches"]
@@ -76,15 +76,16 @@ def _torch_version() -> str | None:
 class Record:
     """One patch in this process: its ``state`` and one-line ``reason``; ``on``: asked for by
     ``apply()`` and not taken back by ``remove()``; ``disabled``: ``INDUCTOR_FIX_DISABLE``
-    names it; ``decided_for``: the ids of the classes of the last decision (a decision is made
-    once per class object, and again after a reload of the module makes new ones)."""
+    names it; ``decided_for``: per module, the ids of the classes of the last decision (a
+    decision is made once per class object, and again after a reload of the module makes new
+    ones)."""
 
     patch: Patch
     state: State = State.REMOVED
     reason: str = "not applied"
     on: bool = False
     disabled: bool = False
-    decided_for: tuple[int, ...] | None = None
+    decided_for: dict[str, tuple[int, ...]] = dataclasses.field(default_factory=dict)
     said_disabled: bool = False
 
     def set(self, state: State, reason: str) -> None:
@@ -97,13 +98,22 @@ class Record:
 
 
 class Lifecycle:
-    """The fix in this process: ``patches`` applied to ``module_name`` when it loads."""
+    """The fix in this process: ``patches`` applied to each module of their targets when it loads."""
 
-    def __init__(self, patches: Sequence[Patch], module_name: str = MODULE) -> None:
-        self.module_name = module_name
+    def __init__(self, patches: Sequence[Patch]) -> None:
         self._lock = threading.RLock()
         self._registry = Registry()
         self._records = {patch.name: Record(patch) for patch in patches}
+        #: Every module a patch targets, in table order.
+        self.modules = tuple(dict.fromkeys(module for patch in patches for module in patch.modules))
+
+    def _hook(self) -> None:
+        for module in self.modules:
+            startup.when_imported(module, self._on_import)
+
+    def _unhook(self) -> None:
+        for module in self.modules:
+            startup.unregister(module, self._on_import)
 
     @property
     def patches(self) -> tuple[Patch, ...]:
@@ -122,7 +132,8 @@ class Lifecycle:
     def apply(self, *names: str) -> Status:
         """Apply every patch this torch needs (or only the patches ``names``,
         besides those already applied), now or when Inductor's
-        ``select_algorithm`` module is first imported (it is never imported here).
+        ``select_algorithm`` module (or another module a patch targets) is first imported (it
+        is never imported here).
 
         Idempotent and thread-safe; returns :meth:`status`. Never raises for this torch: a
         patch that does not fit it is skipped with an
@@ -142,9 +153,7 @@ class Lifecycle:
             if unknown and os.environ.get(DISABLE_WARNED_VARIABLE) != os.environ.get(DISABLE_VARIABLE):
                 warn_once(unknown_names_message(unknown, list(self._records)), origin=f"${DISABLE_VARIABLE}")
                 os.environ[DISABLE_WARNED_VARIABLE] = os.environ.get(DISABLE_VARIABLE, "")  # children: once per job
-            reason = f"waiting for {self.module_name} to be imported"
-            if "torch" not in sys.modules and importlib.util.find_spec("torch") is None:  # no metadata read
-                reason = f"torch is not installed; {reason}"
+            torch_missing = "torch" not in sys.modules and importlib.util.find_spec("torch") is None  # no metadata
             chosen = {record.patch.name for record in selected}
             for record in self._records.values():
                 record.on = record.on or record.patch.name in chosen
@@ -152,43 +161,43 @@ class Lifecycle:
                 if record.disabled and record.state in (State.REMOVED, State.PENDING):
                     record.set(State.DISABLED, f"{DISABLE_VARIABLE}={os.environ.get(DISABLE_VARIABLE)} disables it")
                 elif record.wanted and record.state in (State.REMOVED, State.DISABLED):
-                    record.set(State.PENDING, reason)
+                    record.set(State.PENDING, _waiting(record.patch, torch_missing))
             if not any(record.wanted for record in self._records.values()):
                 return
         # Outside the lock: it may wait for another thread's import, whose hook takes the lock.
-        startup.when_imported(self.module_name, self._on_import)
+        self._hook()
         with self._lock:
             if not any(record.on for record in self._records.values()):  # remove() ran meanwhile
-                startup.unregister(self.module_name, self._on_import)
+                self._unhook()
 
     def _owners(self, patch: Patch, module: ModuleType) -> tuple[int, ...]:
-        return tuple(id(getattr(module, split_target(target)[0], None)) for target in patch.targets)
+        return tuple(id(getattr(module, split_target(target)[0], None)) for target in patch.targets_in(module.__name__))
 
     def _on_import(self, module: ModuleType) -> None:
         with self._lock:
             for record in self._records.values():
-                if not record.on:
+                if not record.on or module.__name__ not in record.patch.modules:
                     continue
                 if record.disabled:
                     if not record.said_disabled:  # said here, once torch's logging is set up
                         record.said_disabled = True
                         log.info("inductor_fix: %s %s: %s", record.patch.name, record.state, record.reason)
                     continue
-                if record.decided_for == self._owners(record.patch, module):
+                if record.decided_for.get(module.__name__) == self._owners(record.patch, module):
                     continue
-                record.decided_for = self._owners(record.patch, module)
+                record.decided_for[module.__name__] = self._owners(record.patch, module)
                 record.set(*self._decide_and_wrap(record.patch, module))
                 log.info("inductor_fix: %s %s: %s", record.patch.name, record.state, record.reason)
                 _trace.artifact("inductor_fix_decision", {"patch": record.patch.name, "state": str(record.state),
                                                           "reason": record.reason,
-                                                          "targets": list(record.patch.targets)})
+                                                          "targets": list(record.patch.targets_in(module.__name__))})
 
     def _decide_and_wrap(self, patch: Patch, module: ModuleType) -> tuple[State, str]:
-        """Decide and, if right, wrap ``patch``'s targets on ``module``; never raises."""
+        """Decide and, if right, wrap ``patch``'s targets in ``module``; never raises."""
         try:
             context = patch.decide(module)
             patch.check_fingerprints(module, _torch_version() or "")
-            for target, factory in patch.targets.items():
+            for target, factory in patch.targets_in(module.__name__).items():
                 owner_name, attribute = split_target(target)
                 self._registry.wrap(getattr(module, owner_name), attribute, lambda o, f=factory: f(o, context),
                                     patch.name)
@@ -223,7 +232,7 @@ class Lifecycle:
             for record in selected:
                 record.on = False
             if not any(record.on for record in self._records.values()):
-                startup.unregister(self.module_name, self._on_import)
+                self._unhook()
             # Newest first: two patches may share a slot. One left under another patch's switch
             # passes calls through and is restored once that one is (so every patch now off
             # is tried again); one under another library's wrapper is said.
@@ -231,7 +240,7 @@ class Lifecycle:
             left_in_place = [entry for entry in self._registry.restore_all(off)
                              if not self._registry.under_ours(entry)]
             for record in selected:
-                record.decided_for = None
+                record.decided_for = {}
                 left = [entry for entry in left_in_place if entry.patch == record.patch.name]
                 if left:
                     targets = ", ".join(entry.target for entry in left)
@@ -255,7 +264,7 @@ class Lifecycle:
         Never imports torch or Inductor.
         """
         with self._lock:
-            patches = tuple(PatchStatus(r.patch.name, r.patch.target, r.state, r.reason,
+            patches = tuple(PatchStatus(r.patch.name, _shown_targets(r.patch), r.state, r.reason,
                                         r.patch.activity.snapshot()["counts"]) for r in self._records.values())
         return Status.of(patches, _torch_version(), distribution_version("triton"), __version__,
                          tuple(startup.routes))
@@ -271,21 +280,26 @@ class Lifecycle:
     def _member(self, target: str) -> tuple[Any, str]:
         if not isinstance(target, str):
             raise KeyError(f"{target!r} is not a target name such as 'TritonTemplate.generate'")
+        module_name = target_module(target)
+        for known in (t for record in self._records.values() for t in record.patch.targets):
+            if target in (known, qualified_name(known)):  # the full dotted name of a target
+                module_name, target = target_module(known), known
+                break
         try:
-            owner_name, attribute = split_target(target.removeprefix(f"{self.module_name}."))
+            owner_name, attribute = split_target(target)
         except ValueError:
             raise KeyError(f"{target!r} is not a target name such as 'TritonTemplate.generate'") from None
-        module = sys.modules.get(self.module_name)
+        module = sys.modules.get(module_name)
         owner = getattr(module, owner_name, None) if module is not None else None
         if owner is None:
-            raise KeyError(f"{self.module_name}.{owner_name} is not loaded")
+            raise KeyError(f"{module_name}.{owner_name} is not loaded")
         return owner, attribute
 
     def is_patched(self, target: str) -> bool:
-        """Whether ``"Class.attribute"`` of ``torch._inductor.select_algorithm`` (e.g.
-        ``"TritonTemplate.generate"``, or the full dotted name) holds this package's active
-        wrapper now. Never imports Inductor: False while it is not loaded, or for a name
-        that is not a target."""
+        """Whether target ``"Class.attribute"`` (of ``torch._inductor.select_algorithm``, e.g.
+        ``"TritonTemplate.generate"``; ``"module:Class.attribute"`` elsewhere), or its full dotted
+        name, holds this package's active wrapper now. Never imports Inductor: False while it is
+        not loaded, or for a name that is not a target."""
         try:
             owner, attribute = self._member(target)
         except KeyError:
@@ -333,6 +347,20 @@ class Lifecycle:
         finally:
             if before:
                 self.apply(*before)
+
+
+def _waiting(patch: Patch, torch_missing: bool) -> str:
+    modules = " or ".join(patch.modules)
+    return f"{'torch is not installed; ' if torch_missing else ''}waiting for {modules} to be imported"
+
+
+def _shown_targets(patch: Patch) -> str:
+    """The patch's targets as status shows them: those of the modules loaded in this process, where
+    one is (a patch may name the module each release keeps its target in); else all."""
+    loaded = [module for module in patch.modules if module in sys.modules]
+    if not loaded or len(loaded) == len(patch.modules):
+        return patch.target
+    return ", ".join(qualified_name(t) for t in patch.targets if target_module(t) in loaded)
 
 
 #: The fix of this process.

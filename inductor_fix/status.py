@@ -120,10 +120,10 @@ class Status:
 
     def format(self, width: int = 100) -> str:
         """Human-readable summary, as printed by ``inductor-fix status``: lines of at most
-        ``width`` columns, targets named relative to their module."""
+        ``width`` columns, targets named relative to ``torch._inductor``."""
         import textwrap
 
-        module = "torch._inductor.select_algorithm."
+        module = "torch._inductor."
         lines = textwrap.wrap(f"inductor_fix: {self.state} - {self.reason}", width, subsequent_indent="  ",
                               break_on_hyphens=False)
         lines.append(f"  inductor_fix {self.inductor_fix_version}, torch {self.torch_version or 'not installed'}, "

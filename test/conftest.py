@@ -104,3 +104,32 @@ def pytest_report_header(config) -> list[str]:
     if status.protected is False and status.state != "disabled":
         lines.append("inductor_fix: NOT PROTECTED on this torch - see the patch states above")
     return lines
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """``INDUCTOR_FIX_TEST_ORDER=FILE`` (``tools/gpu_tier``): the longest tests first by the seconds
+    FILE records per test id (``docs/bench/gpu-tier.json``), tests it does not know before all, so
+    that the workers of one GPU finish together."""
+    path = os.environ.get("INDUCTOR_FIX_TEST_ORDER")
+    if not path:
+        return
+    import json
+
+    with open(path) as handle:
+        seconds = json.load(handle)
+    unknown = max(seconds.values(), default=0.0) + 1.0
+    items.sort(key=lambda item: -seconds.get(item.nodeid, unknown))
+
+
+def pytest_runtest_logreport(report) -> None:
+    """``INDUCTOR_FIX_GPU_TIER_RESULTS=FILE`` (``tools/gpu_tier``): each test's outcome and seconds,
+    one JSON line as it finishes (in the controlling process only, under pytest-xdist)."""
+    path = os.environ.get("INDUCTOR_FIX_GPU_TIER_RESULTS")
+    if not path or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+        import json
+
+        with open(path, "a") as handle:
+            handle.write(json.dumps({"nodeid": report.nodeid, "outcome": report.outcome,
+                                     "seconds": round(report.duration, 1)}) + "\n")

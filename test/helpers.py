@@ -31,10 +31,27 @@ except ImportError:  # torch <= 2.7 calls it fresh_inductor_cache
 TOLERANCE = {"float32": 1e-3, "float16": 2e-2, "bfloat16": 6e-2}
 #: The same for a float32 matmul template's output (no reduction order but the template's own).
 MATMUL_TOLERANCE = 1e-4
+#: What stock's launch of a kernel of another arity raises, every form 2.8-2.15 has: the generated
+#: ``def launcher(<kernel args>, _grid_0, _grid_1, _grid_2, stream)`` given one argument too many
+#: (``stream`` twice) or more (``takes N positional arguments``), too few (``missing 1``, ``2`` or more
+#: ``required positional arguments``: ``'_grid_2'``, ``'_grid_1' and '_grid_2'``); 2.13+'s
+#: ``_check_launcher_call_args`` (``too many positional arguments - expected N, got M``); and the
+#: CPU harness's arity oracle (``inspect.Signature.bind``'s ``missing a required argument``).
+LAUNCHER_ERROR = (
+    r"TypeError: .*(launcher\(\) got multiple values for argument 'stream'"
+    r"|launcher\(\) missing \d+ required positional arguments?: "
+    r"|launcher\(\) takes \d+ positional arguments? but \d+ (were|was) given"
+    r"|too many positional arguments|missing a required argument)"
+)
 #: Relative difference a real client's training loss may have from its reference run, per dtype.
 LOSS_TOLERANCE = {"float32": 1e-4, "bfloat16": 2e-2}
 
-requires_cuda = unittest.skipUnless(HAS_CUDA, "needs a CUDA GPU (GPU mode)")
+def requires_cuda(test: Any) -> Any:
+    """Runs kernels on a CUDA GPU: marked ``gpu`` (the GPU tier, ``tools/gpu_tier``, runs every such
+    test), skipped without CUDA."""
+    import pytest
+
+    return pytest.mark.gpu(unittest.skipUnless(HAS_CUDA, "needs a CUDA GPU (GPU mode)")(test))
 
 
 def on_device(device: str = DEVICE, **config: Any) -> Any:
@@ -169,8 +186,12 @@ def counterexample_on_stock(test: unittest.TestCase, prop: Any, stock_fails: boo
 
 def report(name: str, **figures) -> None:
     """Print figures of a GPU test as one JSON line, and append it to
-    ``$INDUCTOR_FIX_GPU_FIGURES`` if set (collected for release notes)."""
-    line = json.dumps({"test": name, **figures})
+    ``$INDUCTOR_FIX_GPU_FIGURES`` if set (``tools/gpu_tier``'s table; ``stock``, ``patched``: each
+    run's error or None, ``max_rel_error``: patched against eager; a ``family`` and ``setting``
+    make it a row of the family sweep). The test that reported is named by pytest's own
+    ``PYTEST_CURRENT_TEST``."""
+    current = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
+    line = json.dumps({"test": name, "nodeid": current, **figures}, default=str)
     print(line)
     path = os.environ.get("INDUCTOR_FIX_GPU_FIGURES")
     if path:

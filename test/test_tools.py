@@ -11,6 +11,7 @@ import sys
 import tempfile
 import types
 from pathlib import Path
+from typing import Any
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -392,6 +393,64 @@ class TestNightly(TestCase):
             live = {t: base.source_fingerprint(base.function_of(member)) for t, member in defined.items() if member}
         self.assertEqual(written.pop("9.9.0"), live)  # measured from the wheel as the package measures at run time
         self.assertEqual(written, json.loads(data)["releases"])  # the rest kept, the retired target dropped
+
+
+
+def _gpu_tier() -> Any:
+    """``tools/gpu_tier`` as a module (it is a script without a ``.py``)."""
+    import importlib.machinery
+    import importlib.util
+
+    loader = importlib.machinery.SourceFileLoader("gpu_tier", str(ROOT / "tools" / "gpu_tier"))
+    spec = importlib.util.spec_from_loader("gpu_tier", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+class TestGpuTierFastForm(TestCase):
+    """tools/gpu_tier without a GPU: the tier collected (every GPU class, nothing else of the CPU
+    suite), the empty table written; its table and sweep from a run's files."""
+
+    def test_dry_run_collects_the_gpu_tests(self) -> None:
+        with tempfile.TemporaryDirectory() as out:
+            done = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_tier"), "--out", out, "--dry-run"],
+                                  capture_output=True, text=True, cwd=ROOT, timeout=600)
+            self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+            table = Path(out, "gpu-tier.md").read_text()
+        rows = [line for line in table.splitlines() if line.startswith("| `")]
+        self.assertTrue(any("test_cutlass_gpu.py::TestCutlassGPU" in row for row in rows), table)
+        self.assertTrue(any("test_families_gpu.py" in row for row in rows), table)
+        self.assertTrue(all("not finished" in row for row in rows))
+        self.assertFalse(any("test_api.py" in row for row in rows), "a CPU test in the GPU tier")
+
+    def test_bad_arguments(self) -> None:
+        done = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_tier"), "--out", "x", "--workers", "0"],
+                              capture_output=True, text=True, cwd=ROOT)
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("must be positive", done.stderr)
+
+    def test_table_joins_results_and_figures(self) -> None:
+        tier = _gpu_tier()
+        results = [{"nodeid": "test/a.py::T::test_x", "outcome": "passed", "seconds": 12.0}]
+        figures = [{"nodeid": "test/a.py::T::test_x", "stock": "TypeError: launcher()", "patched": None,
+                    "max_rel_error": 2e-7, "family": "mm", "setting": "default", "order": "alias-first"}]
+        table = tier.render(results, figures, ["test/a.py::T::test_x", "test/b.py::T::test_y"])
+        self.assertIn("| `a.py::T::test_x` | passed | TypeError: launcher() | ok | 2.0e-07 | 12 |", table)
+        self.assertIn("| `b.py::T::test_y` | not finished |", table)
+        self.assertIn("2 tests: 1 passed, 0 failed, 0 skipped, 1 not finished", table)
+        self.assertIn("| mm | default | alias-first | TypeError: launcher() | ok | 2.0e-07 |",
+                      tier.render_families(figures))
+
+    def test_the_sweep_document_keeps_what_lies_outside_its_markers(self) -> None:
+        tier = _gpu_tier()
+        text = f"head\n{tier.START}\nold\n{tier.END}\ntail\n"
+        self.assertEqual(tier.replace_table(text, "new\n"), f"head\n{tier.START}\nnew\n{tier.END}\ntail\n")
+        with self.assertRaises(ValueError):
+            tier.replace_table("no markers", "new\n")
+        docs = (ROOT / "docs" / "families.md").read_text()
+        self.assertIn(tier.START, docs)
+        self.assertIn(tier.END, docs)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 ``inductor_fix/patches/fingerprints.json``, with the given wheels' releases
 (re)measured and every other recorded release kept.
 
-Reads ``torch/_inductor/select_algorithm.py`` straight out of each wheel (no
+Reads the source file of each module a patch targets (``torch/_inductor/select_algorithm.py``,
+and for a ``"module:Class.attribute"`` target its module's file) straight out of each wheel (no
 install, no import), finds every method a patch wraps with ``ast`` and fingerprints
 its source the way the package does at run time (``Patch.check_fingerprints``).
 Each function is recorded once per release, whichever patches wrap it; functions
@@ -32,12 +33,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from inductor_fix.patches import MODULE, targets  # noqa: E402
-from inductor_fix.patches.base import FINGERPRINTS_FILE, fingerprint, recorded_fingerprints  # noqa: E402
+from inductor_fix.patches.base import (FINGERPRINTS_FILE, fingerprint, recorded_fingerprints,  # noqa: E402
+                                       target_module)
 
 #: Every "Class.attribute" a patch of the table wraps, once.
 TARGETS = targets()
 
 SOURCE = "torch/_inductor/select_algorithm.py"
+#: module -> its source file in a wheel, for every module a target lives in.
+SOURCES = {module: module.replace(".", "/") + ".py" for module in dict.fromkeys(map(target_module, TARGETS))}
 DATA = Path(__file__).resolve().parents[1] / "inductor_fix" / "patches" / FINGERPRINTS_FILE
 #: release -> {target: fingerprint}, as recorded (read the way the package reads it).
 RECORDED: dict[str, dict[str, str]] = {release: dict(table) for release, table in recorded_fingerprints().items()}
@@ -64,10 +68,18 @@ def release_from_wheel(path: Path) -> str:
 
 
 def wheel_sources(wheel: Path) -> dict[str, str]:
-    """:func:`method_sources` of the wheel's select_algorithm.py; exit 2 saying why not."""
+    """``{target: source}`` of every method of the target modules' files in the wheel (targets of
+    :data:`MODULE` by ``"Class.method"``, others by ``"module:Class.method"``); a module a release
+    lacks gives nothing, a wheel without select_algorithm.py exits 2 saying why."""
     try:
         with zipfile.ZipFile(wheel) as archive:
-            return method_sources(archive.read(SOURCE).decode())
+            found = method_sources(archive.read(SOURCE).decode())
+            names = set(archive.namelist())
+            for module, path in SOURCES.items():
+                if module != MODULE and path in names:
+                    found.update({f"{module}:{name}": source
+                                  for name, source in method_sources(archive.read(path).decode()).items()})
+            return found
     except FileNotFoundError:
         problem = "no such file"
     except zipfile.BadZipFile:
@@ -111,7 +123,8 @@ def format_table(table: dict[str, dict[str, str]]) -> str:
         kept = {target: table[release][target] for target in TARGETS if target in table[release]}
         if kept:
             releases[release] = kept
-    document = {"written_by": "tools/record_fingerprints.py --write", "module": MODULE, "releases": releases}
+    document = {"written_by": "tools/record_fingerprints.py --write", "module": MODULE,
+                "note": "targets of other modules are named module:Class.method", "releases": releases}
     return json.dumps(document, indent=2) + "\n"
 
 

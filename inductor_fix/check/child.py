@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-__all__ = ["ChildResult", "Stopped", "run_child", "run_logged", "stop_all"]
+__all__ = ["ChildResult", "Stopped", "describe_exit", "run_child", "run_logged", "stop_all"]
 
 _stopping = threading.Event()
 
@@ -92,12 +92,14 @@ def _kill(process: subprocess.Popen) -> None:
 @dataclasses.dataclass
 class ChildResult:
     """``result``: the child's JSON, or None with ``failure`` saying why; ``timed_out``
-    when the parent ended it; ``seconds`` of wall time."""
+    when the parent ended it; ``seconds`` of wall time; ``status`` its exit status (negative:
+    the signal that ended it; None if it timed out)."""
 
     result: dict[str, Any] | None
     failure: str | None
     timed_out: bool
     seconds: float
+    status: int | None = None
 
 
 def run_child(command: Sequence[str], env: Mapping[str, str], marker: str, timeout: float) -> ChildResult:
@@ -111,5 +113,15 @@ def run_child(command: Sequence[str], env: Mapping[str, str], marker: str, timeo
     marked = [line for line in lines if line.startswith(marker)]
     if not marked:
         tail = ([line for line in lines if line.strip()] or ["no output"])[-1].strip()
-        return ChildResult(None, f"process failed (exit {status}): {tail}", False, seconds)
-    return ChildResult(json.loads(marked[-1][len(marker):]), None, False, seconds)
+        return ChildResult(None, f"process failed ({describe_exit(status)}): {tail}", False, seconds, status)
+    return ChildResult(json.loads(marked[-1][len(marker):]), None, False, seconds, status)
+
+
+def describe_exit(status: int) -> str:
+    """``"exit 3"``, or ``"killed by SIGSEGV"`` for a process a signal ended (a negative status)."""
+    if status >= 0:
+        return f"exit {status}"
+    try:
+        return f"killed by {signal.Signals(-status).name}"
+    except ValueError:
+        return f"killed by signal {-status}"

@@ -39,7 +39,7 @@ from .._versions import please_report
 from ..patches import patch_for_op
 from .case import RESULT_MARKER, ignore_cpu_backend_warning
 from .child import Stopped, run_child, stop_all
-from .table import default_ops, harness_notes, label_of, orders_of, steps_of
+from .table import default_ops, harness_notes, label_of, orders_of, steps_of, unavailable
 
 __all__ = ["EXIT_STATUS", "Case", "run_check", "verdict"]
 
@@ -154,6 +154,11 @@ def _run_case_process(case: Case, timeout: float, threads: int | None) -> Case:
         command = [sys.executable, "-m", "inductor_fix.check.case", case.op, case.order, case.device]
         child = run_child(command, env, RESULT_MARKER, timeout)
     case.seconds = child.seconds
+    if child.result is None and child.status is not None and child.status < 0:
+        # Ended by a signal (SIGSEGV, SIGABRT, SIGBUS) while compiling: a crash in native code, such as a
+        # kernel called through ctypes with arguments it does not take. The crash is the case's result.
+        case.error = f"the case process crashed: {child.failure}"
+        return case
     if child.result is None:
         case.failure = child.failure if child.timed_out else f"no result: case {child.failure}"
         return case
@@ -288,8 +293,15 @@ def _run_check(ops: Sequence[str], device: str, jobs: int | None, timeout: float
         print(_wrapped(HARNESS_NOTE))
     else:
         print(f"CUDA: {torch.cuda.get_device_name()}; kernels run for real, patched outputs compared with eager.")
+    chosen = list(default_ops() if ops is None else ops)
+    skipped = {op: reason for op in chosen if (reason := unavailable(op, device))}
+    for op, reason in skipped.items():
+        print(_wrapped(f"skipped {op}: {reason}"))
+    if len(skipped) == len(chosen):
+        print(f"inductor_fix check: no op of {', '.join(chosen)} can run here (above)", file=sys.stderr)
+        return 2
     cases = [Case(op, order, mode, device, affected=_affected(op, str(status.torch_version)))
-             for op in (default_ops() if ops is None else ops) for order in orders_of(op) for mode in MODES]
+             for op in chosen if op not in skipped for order in orders_of(op) for mode in MODES]
     print(_wrapped(f"running {len(cases)} cases, {jobs} at a time, each in a fresh process and Inductor cache: "
                    + _estimate(len(cases), jobs, device, cpus)), flush=True)
     lock = threading.Lock()
@@ -329,6 +341,7 @@ def _run_check(ops: Sequence[str], device: str, jobs: int | None, timeout: float
                                      "exit_status": exit_status, "verdict": EXIT_STATUS[exit_status].split(":")[0],
                                      "options": {"ops": list(dict.fromkeys(c.op for c in cases)), "jobs": jobs,
                                                  "timeout": timeout},
+                                     "skipped": skipped,
                                      "cases": [dataclasses.asdict(c) for c in cases]})
         except OSError as error:  # it could be written at start: something changed since
             print(f"inductor_fix check: cannot write --json {json_path}: {error.strerror or error}", file=sys.stderr)

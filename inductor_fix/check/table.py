@@ -17,7 +17,7 @@ from .. import patches as table
 from .workloads import Step, Workload
 
 __all__ = ["default_ops", "harness_notes", "harness_seams", "label_of", "ops", "orders_of", "patch_modules",
-           "run_sequence", "steps_of", "workloads"]
+           "run_sequence", "steps_of", "unavailable", "workloads"]
 
 
 def patch_modules() -> tuple[ModuleType, ...]:
@@ -53,6 +53,12 @@ def steps_of(op: str, order: str) -> int:
 def label_of(op: str, order: str) -> str:
     """Sequence ``order`` of ``op`` as the verdict table names it."""
     return workloads()[op].sequences[order][0]
+
+
+def unavailable(op: str, device: str) -> str | None:
+    """Why ``op`` cannot run on ``device`` on this machine (its workload's ``unavailable``), or None."""
+    check = workloads()[op].unavailable
+    return check(device) if check is not None else None
 
 
 def run_sequence(name: str, order: str, device: str, *, compare: bool, **options: Any) -> list[Step]:

@@ -43,7 +43,9 @@ class Workload(NamedTuple):
     **options)`` runs one sequence in this process and returns its :class:`Step` list.
     ``help``: what the op compiles, for ``check --help``; ``default``: whether ``check`` runs
     it without ``--ops``; ``crashes``: the stock releases where it crashes, as a
-    ``packaging`` specifier ("": the patch's ``affected``)."""
+    ``packaging`` specifier ("": the patch's ``affected``); ``unavailable(device)``: why it
+    cannot run on ``device`` on this machine (a backend, a compiler it needs), None where it can
+    (None: it runs wherever ``check`` does)."""
 
     op: str
     sequences: Mapping[str, tuple[str, int]]
@@ -51,6 +53,7 @@ class Workload(NamedTuple):
     help: str = ""
     default: bool = True
     crashes: str = ""
+    unavailable: Callable[[str], str | None] | None = None
 
 
 @dataclasses.dataclass(frozen=True)

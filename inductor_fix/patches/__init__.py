@@ -10,7 +10,8 @@ cache-key and arity-guard wrap ``TritonTemplate.generate``: cache-key's must be 
 that it sees the stock key of exactly the code it records (arity-guard may call it again
 with the cache off, which keys nothing). arity-guard and benchmark-realign both wrap
 ``AlgorithmSelectorCache.__call__``: benchmark-realign's sits outside, so the guard sees the
-inputs it realized. To add a patch: its folder and one line below; to retire one: delete the
+inputs it realized. cutlass-cache-key wraps only the CUTLASS template's module, which no other
+patch touches. To add a patch: its folder and one line below; to retire one: delete the
 folder, its diffs, its test folder and its line (CONTRIBUTING.md).
 """
 
@@ -27,6 +28,7 @@ FOLDERS: tuple[str, ...] = (
     "cache_key",
     "arity_guard",
     "benchmark_realign",
+    "cutlass_cache_key",
 )
 
 #: Every patch, in the order they are applied and shown.

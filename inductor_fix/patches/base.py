@@ -8,7 +8,8 @@ workloads and CPU-harness seams), ``bench`` (its ``tools/bench`` measurement) an
 ``test/<module>/``.
 
 A :class:`Patch` names its targets (``"Class.attribute"`` in
-``torch._inductor.select_algorithm``, each with the factory that wraps it), the
+``torch._inductor.select_algorithm``, or ``"module:Class.attribute"`` in another module of
+Inductor, each with the factory that wraps it; each module is patched when it loads), the
 upstream issue and PR, the stock releases that have the bug (a ``packaging``
 specifier, for tests and tools: whether a build needs a patch is decided by
 behaviour, never by this range), the diff in ``patches/`` that carries it
@@ -28,13 +29,14 @@ import importlib.util
 import inspect
 import textwrap
 from types import CodeType, ModuleType
-from typing import Any, Callable, Mapping, NamedTuple
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from .._activity import Activity, Kind
 from .._versions import release_of
 
 __all__ = [
     "CODEGEN_CACHE_ADDED",
+    "aliasing_pattern",
     "FINGERPRINTS_FILE",
     "GRID_VALUES",
     "Kind",
@@ -44,6 +46,7 @@ __all__ = [
     "Unsupported",
     "fingerprint",
     "function_of",
+    "qualified_name",
     "kernel_parameters",
     "recorded_fingerprints",
     "require_class",
@@ -52,6 +55,8 @@ __all__ = [
     "require_parameters",
     "source_fingerprint",
     "split_target",
+    "target_module",
+    "target_owner",
     "tensor_metas",
 ]
 
@@ -79,9 +84,12 @@ class Patch(NamedTuple):
     not a dataclass: a tenth of the cost at ``import inductor_fix``.)"""
 
     name: str
-    #: ``"Class.attribute"`` -> wrapper factory; what is wrapped is exactly these keys.
+    #: ``"Class.attribute"`` (of :data:`MODULE`) or ``"module:Class.attribute"`` -> wrapper factory;
+    #: what is wrapped is exactly these keys. A module a release lacks is never loaded, so a
+    #: patch may name the module each release keeps its target in.
     targets: Mapping[str, Factory]
-    #: ``decide(module)`` -> the context the factories take; raises NotNeeded or Unsupported.
+    #: ``decide(module)`` -> the context the factories take, for the targets in ``module`` (called
+    #: once per module, when it loads); raises NotNeeded or Unsupported.
     decide: Callable[[ModuleType], Any]
     #: What the patch does once applied, for status().
     effect: str
@@ -134,7 +142,17 @@ class Patch(NamedTuple):
 
     @property
     def target(self) -> str:
-        return ", ".join(f"{MODULE}.{target}" for target in self.targets)
+        """Every target as a full dotted name, comma-separated."""
+        return ", ".join(qualified_name(target) for target in self.targets)
+
+    @property
+    def modules(self) -> tuple[str, ...]:
+        """The modules its targets live in, in the order first named."""
+        return tuple(dict.fromkeys(target_module(target) for target in self.targets))
+
+    def targets_in(self, module: str) -> dict[str, Factory]:
+        """Its targets in module ``module`` (a full module name), with their factories."""
+        return {target: factory for target, factory in self.targets.items() if target_module(target) == module}
 
     def is_affected(self, torch_version: str) -> bool:
         """Whether stock ``torch_version`` (``"2.14.1+cu130"``, a dev build counts as its
@@ -163,6 +181,8 @@ class Patch(NamedTuple):
             return
         recorded = self.recorded_fingerprints(str(release_of(torch_version)))
         for target, expected in recorded.items():
+            if target_module(target) != module.__name__:
+                continue
             owner_name, attribute = split_target(target)
             try:
                 actual = source_fingerprint(function_of(getattr(module, owner_name).__dict__[attribute]))
@@ -252,8 +272,30 @@ def source_fingerprint(function: Any) -> str:
 
 
 def split_target(target: str) -> tuple[str, str]:
-    owner, attribute = target.split(".")
+    """``("Class", "attribute")`` of a target, ``"Class.attribute"`` or ``"module:Class.attribute"``;
+    ValueError if it is neither."""
+    owner, attribute = target.rpartition(":")[2].split(".")
     return owner, attribute
+
+
+def target_owner(target: str) -> type | None:
+    """The class ``target`` names, where its module is loaded in this process; None elsewhere
+    (a module this release lacks, or one not imported yet). Imports nothing."""
+    import sys
+
+    owner = getattr(sys.modules.get(target_module(target)), split_target(target)[0], None)
+    return owner if isinstance(owner, type) else None
+
+
+def target_module(target: str) -> str:
+    """The module a target lives in: its ``"module:"`` prefix, else :data:`MODULE`."""
+    module, _, _ = target.rpartition(":")
+    return module or MODULE
+
+
+def qualified_name(target: str) -> str:
+    """``"torch._inductor.select_algorithm.TritonTemplate.generate"`` for ``"TritonTemplate.generate"``."""
+    return f"{target_module(target)}.{target.rpartition(':')[2]}"
 
 
 def function_of(member: Any) -> Any:
@@ -267,7 +309,7 @@ def require_function(module: ModuleType, target: str, kind: type | None = None) 
     owner_name, attribute = split_target(target)
     owner = getattr(module, owner_name, None)
     if not isinstance(owner, type):
-        raise Unsupported(f"select_algorithm.{owner_name} is missing")
+        raise Unsupported(f"{_short(module)}.{owner_name} is missing")
     member = owner.__dict__.get(attribute)
     if kind is not None and not isinstance(member, kind):
         raise Unsupported(f"{target} is not a {kind.__name__} in this torch")
@@ -290,14 +332,38 @@ def require_class(module: ModuleType, name: str) -> type:
     """``module.<name>`` if it is a class; Unsupported if not."""
     value = getattr(module, name, None)
     if not isinstance(value, type):
-        raise Unsupported(f"select_algorithm.{name} is missing")
+        raise Unsupported(f"{_short(module)}.{name} is missing")
     return value
+
+
+def _short(module: ModuleType) -> str:
+    """``select_algorithm`` for ``torch._inductor.select_algorithm``: how messages name a module."""
+    return getattr(module, "__name__", "?").rpartition(".")[2]
 
 
 def require_codegen_cache(module: ModuleType) -> None:
     """NotNeeded on a torch without the Triton template codegen cache (up to 2.7)."""
     if not hasattr(module, "GeneratedCodeCache"):
         raise NotNeeded(f"this torch has no Triton template codegen cache (added in {CODEGEN_CACHE_ADDED})")
+
+
+def aliasing_pattern(input_nodes: Sequence[Any]) -> tuple[int, ...]:
+    """Which input nodes are the same buffer, independent of the buffer names.
+
+    Each node gets the label of its buffer name (``node.get_name()``, the name every
+    template's ``def_kernel`` deduplicates its inputs by: Triton's and CUTLASS's), labels
+    given in order of first appearance: a set partition in canonical (restricted growth) form.
+
+    >>> class N:
+    ...     def __init__(self, name): self.name = name
+    ...     def get_name(self): return self.name
+    >>> aliasing_pattern([N("x"), N("x")]), aliasing_pattern([N("a"), N("b")])
+    ((0, 0), (0, 1))
+    >>> aliasing_pattern([N("c"), N("buf3"), N("c")])
+    (0, 1, 0)
+    """
+    labels: dict[str, int] = {}
+    return tuple(labels.setdefault(node.get_name(), len(labels)) for node in input_nodes)
 
 
 # --- benchmark requests: facts shared by the arity guard, check's CPU harness and the tests ----

@@ -19,6 +19,44 @@ Clients (each on CUDA; the library must be importable):
 - ``pytorch_optimizer_muon``: pytorch-optimizer's ``Muon`` (Newton-Schulz: ``X @ X.mT``,
   ``A @ A``, ``B @ X``), the step compiled the same way; ``timm_kron``, ``timm_muon``: timm's
   ``Kron`` (PSGD) and ``Muon``, likewise.
+- ``muon``: Keller Jordan's Muon (``muon-optimizer``, import ``muon``),
+  ``SingleDeviceMuonWithAuxAdam`` as its README groups parameters (Muon for the >=2-D
+  weights, its AdamW for the rest), on a bf16 MLP without biases (as in the NanoGPT
+  speedruns), the model and the step both compiled (``torch.compile(..., mode=MODE)``).
+  Newton-Schulz: ``A = X @ X.mT``, ``b*A + c*A @ A``; with ``--widths 32,32,32`` (the batch
+  is 32) the model's own ``x @ W.T`` (first layer) and ``tangent @ W`` (backward) have the
+  layouts of ``X @ X.mT`` and ``A @ A`` with two buffers, and the step's products replay their code.
+- ``kron_torch``: kron-torch's ``Kron`` (PSGD), the step compiled; kron-torch compiles its
+  own kernels with ``@torch.compile`` (default mode, no knob).
+- ``torch_optimizer_shampoo``: torch-optimizer's ``Shampoo`` (``grad @ grad.T``, an SVD
+  matrix power), the step compiled.
+- ``diffusers_ltx``: diffusers' ``LTXVideoTransformer3DModel`` (1 layer, 2 heads of 32,
+  fp32) with ``set_attention_backend("flex")``, ``torch.compile(model, mode=MODE)``, a few
+  Euler steps of sampling (no grad; the "losses" are the mean squared velocities). Its prompt
+  mask (4 padding tokens) becomes a bias computed in the graph (``(1 - mask) * -10000``,
+  repeated per head, viewed, expanded), which the flex backend's ``score_mod`` reads (#194515).
+- ``diffusers_ltx_train``: the same model, 2 layers, trained with SGD under selective
+  activation checkpointing through diffusers' hook
+  (``enable_gradient_checkpointing(gradient_checkpointing_func=...)``: save mm/bmm/addmm,
+  recompute the rest, so the bias is recomputed in the backward graph). FlexAttention has
+  no CPU backward: ``--device cpu --mode eager`` fails there, as for ``t5``.
+- ``pyg_gae``: torch-geometric's ``GAE`` (graph autoencoder) around its ``GCN`` (2 layers of
+  32, ``jk="last"``, so ``z`` is a ``Linear``'s output), trained on one random graph of 32 nodes
+  and 32 features with Kipf & Welling's dense reconstruction loss,
+  ``binary_cross_entropy(model.decoder.forward_all(z), adj)`` (``sigmoid(z @ z.t())``), the loss
+  function compiled (``torch.compile(loss_fn, mode=MODE)``). The first ``GCNConv``'s ``x @ W.T``
+  (two buffers) and the decoder's ``z @ z.t()`` (one) share layouts (#188069).
+- ``pyg_diffpool``: torch-geometric's ``DenseSAGEConv`` and ``dense_diff_pool`` (one pooling
+  level of its DiffPool example; :data:`DIFFPOOL`: 4 graphs of 16 nodes, 16 clusters, width 32),
+  the model compiled (``torch.compile(model, mode=MODE)``). ``dense_diff_pool`` multiplies the
+  assignment ``s`` with itself (``s @ s.transpose(1, 2)``, the link loss) and with other
+  tensors of its layouts (``s.T @ x``, ``(s.T @ adj) @ s``): bmm with one and with two buffers.
+- ``gpytorch_dkl``: gpytorch's exact GP with a deep kernel (a bias-free ``Linear(32, 32)``
+  feature extractor), 2 independent outputs (its "batch independent multioutput GP":
+  ``ScaleKernel(PolynomialKernel(2, batch_shape=[2]))``), 32 training points, trained with
+  ``ExactMarginalLogLikelihood`` (the loss function compiled), then one compiled prediction.
+  ``PolynomialKernel`` computes ``matmul(z1, z2.T) + offset`` with ``z1 is z2`` in training: the
+  layouts of the feature extractor's ``x @ W.T`` (two buffers).
 
 The optimizers train an MLP of ``--widths`` (default 64,64,64: Linear, Tanh, Linear) on
 random batches of 32.
@@ -53,11 +91,11 @@ WIDTHS = (64, 64, 64)
 FOREACH = True
 
 
-def _mlp(torch: Any) -> Any:
+def _mlp(torch: Any, bias: bool = True) -> Any:
     torch.manual_seed(0)
     layers: list[Any] = []
     for fan_in, fan_out in zip(WIDTHS, WIDTHS[1:]):
-        layers += [torch.nn.Linear(fan_in, fan_out), torch.nn.Tanh()]
+        layers += [torch.nn.Linear(fan_in, fan_out, bias=bias), torch.nn.Tanh()]
     return torch.nn.Sequential(*layers[:-1]).to(DEVICE)
 
 
@@ -126,6 +164,42 @@ def timm_muon(torch: Any, mode: str, steps: int) -> list[float]:
     return _optimizer_loop(torch, model, _compiled_step(torch, optimizer, mode), steps)
 
 
+def muon(torch: Any, mode: str, steps: int) -> list[float]:
+    from muon import SingleDeviceMuonWithAuxAdam
+
+    model = _mlp(torch, bias=False).bfloat16()
+    matrices = [p for p in model.parameters() if p.ndim >= 2]
+    others = [p for p in model.parameters() if p.ndim < 2]
+    optimizer = SingleDeviceMuonWithAuxAdam([dict(params=matrices, lr=0.02, weight_decay=0.01, use_muon=True),
+                                             dict(params=others, lr=3e-4, betas=(0.9, 0.95), weight_decay=0.01,
+                                                  use_muon=False)])
+    compiled = model if mode == "eager" else torch.compile(model, mode=mode)
+    step = _compiled_step(torch, optimizer, mode)
+    losses = []
+    for x, y in _batches(torch, steps):
+        loss = torch.nn.functional.mse_loss(compiled(x.bfloat16()).float(), y)
+        loss.backward()
+        step()
+        model.zero_grad(set_to_none=True)
+        losses.append(loss.item())
+    return losses
+
+def kron_torch(torch: Any, mode: str, steps: int) -> list[float]:
+    from kron_torch import Kron
+
+    model = _mlp(torch)
+    optimizer = Kron(model.parameters(), lr=1e-3)
+    return _optimizer_loop(torch, model, _compiled_step(torch, optimizer, mode), steps)
+
+
+def torch_optimizer_shampoo(torch: Any, mode: str, steps: int) -> list[float]:
+    from torch_optimizer import Shampoo
+
+    model = _mlp(torch)
+    optimizer = Shampoo(model.parameters(), lr=1e-1, update_freq=1)
+    return _optimizer_loop(torch, model, _compiled_step(torch, optimizer, mode), steps)
+
+
 def t5(torch: Any, mode: str, steps: int) -> list[float]:
     from torch.utils.checkpoint import CheckpointPolicy, create_selective_checkpoint_contexts
     from transformers import T5Config, T5EncoderModel
@@ -160,9 +234,206 @@ def t5(torch: Any, mode: str, steps: int) -> list[float]:
     return losses
 
 
+def _ltx(torch: Any, layers: int = 1) -> tuple[Any, Callable[..., Any]]:
+    """diffusers' LTX-Video transformer (1 layer, 2 heads of 32, fp32) on the flex attention
+    backend, and ``inputs(generator, latents)``: a 2x8x8 latent video and a 16-token prompt
+    whose last 4 tokens are padding (``encoder_attention_mask``)."""
+    from diffusers import LTXVideoTransformer3DModel
+
+    torch.manual_seed(0)
+    model = LTXVideoTransformer3DModel(in_channels=8, out_channels=8, num_attention_heads=2, attention_head_dim=32,
+                                       cross_attention_dim=64, num_layers=layers, caption_channels=16).to(DEVICE)
+    model.set_attention_backend("flex")
+    frames, height, width, text = 2, 8, 8, 16
+
+    def inputs(generator: Any, latents: Any = None) -> dict[str, Any]:
+        if latents is None:
+            latents = torch.randn(1, frames * height * width, 8, generator=generator).to(DEVICE)
+        prompt = torch.randn(1, text, 16, generator=generator).to(DEVICE)
+        return dict(hidden_states=latents, encoder_hidden_states=prompt, timestep=torch.tensor([500], device=DEVICE),
+                    encoder_attention_mask=(torch.arange(text) < text - 4).long().unsqueeze(0).to(DEVICE),
+                    num_frames=frames, height=height, width=width, return_dict=False)
+
+    return model, inputs
+
+
+def diffusers_ltx(torch: Any, mode: str, steps: int) -> list[float]:
+    model, inputs = _ltx(torch)
+    model.eval()
+    compiled = model if mode == "eager" else torch.compile(model, mode=mode)
+    generator = torch.Generator(device="cpu").manual_seed(1)
+    latents, losses = None, []
+    with torch.no_grad():
+        for _ in range(steps):  # a few Euler steps of sampling
+            kwargs = inputs(generator, latents)
+            velocity = compiled(**kwargs)[0]
+            latents = kwargs["hidden_states"] - 0.1 * velocity
+            losses.append(velocity.float().square().mean().item())
+    return losses
+
+
+def diffusers_ltx_train(torch: Any, mode: str, steps: int) -> list[float]:
+    from torch.utils.checkpoint import CheckpointPolicy, checkpoint, create_selective_checkpoint_contexts
+
+    model, inputs = _ltx(torch, layers=2)
+
+    def policy(ctx: Any, op: Any, *args: Any, **kwargs: Any) -> Any:
+        if op in (torch.ops.aten.mm.default, torch.ops.aten.bmm.default, torch.ops.aten.addmm.default):
+            return CheckpointPolicy.MUST_SAVE
+        return CheckpointPolicy.PREFER_RECOMPUTE
+
+    def sac(module: Any, *args: Any) -> Any:  # diffusers' gradient_checkpointing_func hook
+        return checkpoint(module.__call__, *args, use_reentrant=False,
+                          context_fn=functools.partial(create_selective_checkpoint_contexts, policy))
+
+    model.enable_gradient_checkpointing(gradient_checkpointing_func=sac)
+    model.train()
+    compiled = model if mode == "eager" else torch.compile(model, mode=mode)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
+    generator = torch.Generator(device="cpu").manual_seed(1)
+    losses = []
+    for _ in range(steps):
+        loss = compiled(**inputs(generator))[0].float().square().mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        losses.append(loss.item())
+    return losses
+
+
+def gpytorch_dkl(torch: Any, mode: str, steps: int) -> list[float]:
+    import gpytorch
+
+    torch.manual_seed(0)
+    n = d = 32  # train points = features = projected features: x @ W.T and z @ z.T share layouts
+    tasks = torch.Size([2])
+
+    class DeepKernelGP(gpytorch.models.ExactGP):  # gpytorch's "batch independent multioutput GP"
+        def __init__(self, train_x: Any, train_y: Any, likelihood: Any) -> None:
+            super().__init__(train_x, train_y, likelihood)
+            self.feature_extractor = torch.nn.Linear(d, d, bias=False)
+            self.mean_module = gpytorch.means.ConstantMean(batch_shape=tasks)
+            self.covar_module = gpytorch.kernels.ScaleKernel(
+                gpytorch.kernels.PolynomialKernel(power=2, batch_shape=tasks), batch_shape=tasks)
+
+        def forward(self, x: Any) -> Any:
+            z = self.feature_extractor(x)
+            return gpytorch.distributions.MultitaskMultivariateNormal.from_batch_mvn(
+                gpytorch.distributions.MultivariateNormal(self.mean_module(z), self.covar_module(z)))
+
+    generator = torch.Generator(device="cpu").manual_seed(1)
+    train_x = (torch.randn(n, d, generator=generator) / d ** 0.5).to(DEVICE)
+    train_y = torch.randn(n, tasks[0], generator=generator).to(DEVICE)
+    test_x = (torch.randn(n, d, generator=generator) / d ** 0.5).to(DEVICE)
+    likelihood = gpytorch.likelihoods.MultitaskGaussianLikelihood(num_tasks=tasks[0]).to(DEVICE)
+    model = DeepKernelGP(train_x, train_y, likelihood).to(DEVICE)
+    mll = gpytorch.mlls.ExactMarginalLogLikelihood(likelihood, model)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+
+    def loss_fn() -> Any:
+        return -mll(model(train_x), train_y)
+
+    def predict(x: Any) -> Any:
+        return likelihood(model(x)).mean
+
+    if mode != "eager":
+        loss_fn, predict = torch.compile(loss_fn, mode=mode), torch.compile(predict, mode=mode)
+    model.train()
+    likelihood.train()
+    losses = []
+    for _ in range(steps):
+        loss = loss_fn()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        losses.append(loss.item())
+    model.eval()
+    likelihood.eval()
+    with torch.no_grad():
+        losses.append(predict(test_x).square().mean().item())
+    return losses
+
+def pyg_gae(torch: Any, mode: str, steps: int) -> list[float]:
+    from torch_geometric.nn import GAE
+    from torch_geometric.nn.models import GCN
+    from torch_geometric.utils import add_self_loops, to_dense_adj
+
+    torch.manual_seed(0)
+    nodes = features = 32  # x @ W.T (the first GCNConv) and z @ z.T (the decoder) share layouts
+    # self-loops added once to the data (as by the ``AddSelfLoops`` transform), not per call
+    model = GAE(GCN(features, 32, num_layers=2, out_channels=32, jk="last", add_self_loops=False)).to(DEVICE)
+    generator = torch.Generator(device="cpu").manual_seed(1)
+    x = torch.randn(nodes, features, generator=generator).to(DEVICE)
+    edge_index = add_self_loops(torch.randint(0, nodes, (2, 96), generator=generator))[0].to(DEVICE)
+    adj = to_dense_adj(edge_index, max_num_nodes=nodes)[0].clamp(max=1)
+
+    def loss_fn(x: Any, edge_index: Any, adj: Any) -> Any:  # the dense reconstruction loss of Kipf & Welling
+        z = model.encode(x, edge_index)
+        return torch.nn.functional.binary_cross_entropy(model.decoder.forward_all(z), adj)  # sigmoid(z @ z.t())
+
+    compiled = loss_fn if mode == "eager" else torch.compile(loss_fn, mode=mode)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    losses = []
+    for _ in range(steps):
+        loss = compiled(x, edge_index, adj)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        losses.append(loss.item())
+    return losses
+
+
+#: ``pyg_diffpool``: graphs per batch, nodes per graph, clusters, feature width.
+DIFFPOOL = (4, 16, 16, 32)
+
+
+def pyg_diffpool(torch: Any, mode: str, steps: int) -> list[float]:
+    from torch_geometric.nn import DenseSAGEConv, dense_diff_pool
+
+    graphs, nodes, clusters, width = DIFFPOOL
+    torch.manual_seed(0)
+
+    class DiffPool(torch.nn.Module):  # PyG's examples/proteins_diff_pool.py, one pooling level
+        def __init__(self) -> None:
+            super().__init__()
+            self.pool = DenseSAGEConv(width, clusters)
+            self.embed = DenseSAGEConv(width, width)
+            self.after = DenseSAGEConv(width, width)
+            self.out = torch.nn.Linear(width, 2)
+
+        def forward(self, x: Any, adj: Any) -> tuple[Any, Any]:
+            s = self.pool(x, adj).relu()
+            x = self.embed(x, adj).relu()
+            x, adj, link_loss, ent_loss = dense_diff_pool(x, adj, s)
+            x = self.after(x, adj).relu().mean(dim=1)
+            return self.out(x).log_softmax(dim=-1), link_loss + ent_loss
+
+    model = DiffPool().to(DEVICE)
+    compiled = model if mode == "eager" else torch.compile(model, mode=mode)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    generator = torch.Generator(device="cpu").manual_seed(1)
+    losses = []
+    for _ in range(steps):
+        x = torch.randn(graphs, nodes, width, generator=generator).to(DEVICE)
+        adj = (torch.rand(graphs, nodes, nodes, generator=generator) < 0.2).float()
+        adj = ((adj + adj.transpose(1, 2)) > 0).float().to(DEVICE)
+        y = torch.randint(0, 2, (graphs,), generator=generator).to(DEVICE)
+        logits, aux = compiled(x, adj)
+        loss = torch.nn.functional.nll_loss(logits, y) + aux
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        losses.append(loss.item())
+    return losses
+
+
 CLIENTS: dict[str, Callable[[Any, str, int], list[float]]] = {
     "t5": t5, "heavyball": heavyball, "pytorch_optimizer": pytorch_optimizer,
-    "pytorch_optimizer_muon": pytorch_optimizer_muon, "timm_kron": timm_kron, "timm_muon": timm_muon}
+    "pytorch_optimizer_muon": pytorch_optimizer_muon, "timm_kron": timm_kron, "timm_muon": timm_muon,
+    "muon": muon, "kron_torch": kron_torch, "torch_optimizer_shampoo": torch_optimizer_shampoo,
+    "diffusers_ltx": diffusers_ltx, "diffusers_ltx_train": diffusers_ltx_train,
+    "gpytorch_dkl": gpytorch_dkl, "pyg_gae": pyg_gae,
+    "pyg_diffpool": pyg_diffpool}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,9 +9,9 @@ import sys
 import threading
 import weakref
 from types import ModuleType
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
-from ..base import (MODULE, NotNeeded, Unsupported, require_codegen_cache, require_function,
+from ..base import (MODULE, NotNeeded, Unsupported, aliasing_pattern, require_codegen_cache, require_function,
                    require_parameters)
 
 from .activity import ACTIVITY
@@ -19,25 +19,6 @@ from .activity import ACTIVITY
 __all__ = ["FamilyFailed", "ProbeError", "aliasing_aware_make_key", "aliasing_pattern", "decide",
            "family_recording_generate", "keys_separate_aliasing", "own_kernel_hash_key", "shared_hash_key",
            "targets", "verify"]
-
-
-def aliasing_pattern(input_nodes: Sequence[Any]) -> tuple[int, ...]:
-    """Which input nodes are the same buffer, independent of the buffer names.
-
-    Each node gets the label of its buffer name (``node.get_name()``, the name
-    ``def_kernel`` deduplicates by), labels given in order of first appearance:
-    a set partition in canonical (restricted growth) form.
-
-    >>> class N:
-    ...     def __init__(self, name): self.name = name
-    ...     def get_name(self): return self.name
-    >>> aliasing_pattern([N("x"), N("x")]), aliasing_pattern([N("a"), N("b")])
-    ((0, 0), (0, 1))
-    >>> aliasing_pattern([N("c"), N("buf3"), N("c")])
-    (0, 1, 0)
-    """
-    labels: dict[str, int] = {}
-    return tuple(labels.setdefault(node.get_name(), len(labels)) for node in input_nodes)
 
 
 #: (id of a GeneratedCodeCache, hash of a stock key) -> each aliasing pattern keyed with it,

@@ -1,0 +1,25 @@
+"""What cutlass-cache-key records when it acts (``inductor_fix.activity()["cutlass-cache-key"]``)."""
+
+from __future__ import annotations
+
+from ..base import Activity, Kind
+
+__all__ = ["ACTIVITY", "KINDS"]
+
+
+def _patterns(detail: dict) -> str:
+    return " vs ".join(str(tuple(pattern)) for pattern in detail.get("patterns", []))
+
+
+KINDS = (
+    Kind("collisions_prevented",
+         "a CUTLASS template's stock code-cache key met with a second aliasing pattern: what stock would have "
+         "replayed (a kernel of another arity, called through ctypes)",
+         lambda d: f"kept CUTLASS {d['template']} apart by aliasing: patterns {_patterns(d)}"),
+    Kind("subprocess_inputs_deduplicated",
+         "a CUTLASS benchmark request, benchmarked in a subprocess, given one tensor per distinct input buffer, as "
+         "its kernel takes them (stock passed one per input slot)",
+         lambda d: f"CUTLASS {d['kernel']}: {d['slots']} input slots, {d['buffers']} buffers in its subprocess "
+                   "benchmark"),
+)
+ACTIVITY = Activity("cutlass-cache-key", KINDS)

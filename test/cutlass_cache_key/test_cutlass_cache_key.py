@@ -1,0 +1,194 @@
+"""cutlass-cache-key on the CPU: the CUTLASS template's real ``make_key`` and ``generate`` of this
+torch, driven with stand-in templates (no CUTLASS library, no GPU needed).
+
+Negative controls: stock ``make_key`` gives a template of inputs ``(x, x)`` and one of ``(a, b)``,
+equal layouts, one code-cache key (the replay that segfaulted on an H200), and stock
+``generate`` leaves a benchmark request with one tensor per input slot; both pass patched.
+The kernels themselves run in ``test_cutlass_gpu.py``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import sys
+import types
+import unittest
+import warnings
+from unittest import mock
+
+from helpers import Node
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import inductor_fix
+from inductor_fix import State
+from inductor_fix.check.child import ChildResult
+from inductor_fix.check.runner import Case, _run_case_process, verdict
+from inductor_fix.patches.base import aliasing_pattern, target_owner
+from inductor_fix.patches.cutlass_cache_key import PATCH
+from inductor_fix.patches.cutlass_cache_key.fix import MODULES, kernel_inputs_benchmark_request, keys_separate_aliasing
+from torch._inductor.test_case import TestCase, run_tests
+
+import torch._inductor.select_algorithm  # noqa: E402,F401  (loads the CUTLASS template's module, 2.9+)
+
+#: This torch's CUTLASS template module and class holding the code cache (2.9+), or None.
+LOADED = next(((m, c) for m, c in MODULES.items()
+               if "code_cache" in vars(target_owner(f"{m}:{c}.make_key") or object)), None)
+needs_code_cache = unittest.skipIf(LOADED is None, "this torch's CUTLASS template has no code cache (2.8 and older)")
+
+
+def _template(names: list[str]) -> types.SimpleNamespace:
+    """A CUTLASS template as ``make_key`` sees it: input nodes (buffer names only), no reorder, and
+    the class's code cache."""
+    module, name = LOADED
+    return types.SimpleNamespace(input_nodes=[Node(n) for n in names], input_reorder=None, name="probe",
+                                 get_runtime_arg_info=lambda: [],
+                                 code_cache=getattr(importlib.import_module(module), name).code_cache)
+
+
+def _key(names: list[str]):
+    module, name = LOADED
+    template = getattr(importlib.import_module(module), name)
+    return template.make_key(_template(names), name="mm", input_key="equal layouts", layout_repr="out")
+
+
+#: Input names whose aliasing patterns differ: 1-4 inputs, each one of three buffers.
+NAMES = st.lists(st.sampled_from(["buf0", "buf1", "buf2"]), min_size=1, max_size=4)
+
+
+@needs_code_cache
+class TestCodeCacheKey(TestCase):
+    def test_aliased_and_distinct_inputs_get_different_keys(self) -> None:
+        with inductor_fix.applied(PATCH.name):
+            self.assertNotEqual(_key(["x", "x"]), _key(["a", "b"]))
+            self.assertEqual(_key(["x", "x"]), _key(["y", "y"]))  # equal patterns share entries
+        with inductor_fix.removed(PATCH.name):
+            self.assertEqual(_key(["x", "x"]), _key(["a", "b"]), "negative control: stock replays one for the other")
+
+    @settings(max_examples=20)
+    @given(NAMES, NAMES)
+    def test_keys_equal_exactly_when_patterns_are(self, first: list[str], second: list[str]) -> None:
+        if len(first) != len(second):  # equal layouts: as many inputs
+            return
+        with inductor_fix.applied(PATCH.name):
+            self.assertEqual(_key(first) == _key(second), aliasing_pattern(list(map(Node, first)))
+                             == aliasing_pattern(list(map(Node, second))))
+
+    def test_stock_keys_ignore_aliasing(self) -> None:
+        """The probe the patch decides by, on this torch's stock make_key (the negative control of
+        the decision) and on the patched one."""
+        with inductor_fix.removed(PATCH.name):
+            self.assertFalse(keys_separate_aliasing(getattr(sys.modules[LOADED[0]], LOADED[1]).make_key))
+        with inductor_fix.applied(PATCH.name):
+            self.assertTrue(keys_separate_aliasing(getattr(sys.modules[LOADED[0]], LOADED[1]).make_key))
+
+    def test_a_collision_is_recorded_where_stock_would_replay(self) -> None:
+        module, name = LOADED
+        template = getattr(importlib.import_module(module), name)
+        with inductor_fix.applied(PATCH.name), mock.patch.dict(template.code_cache, clear=True):
+            before = PATCH.activity.snapshot()["counts"].get("collisions_prevented", 0)
+            aliased = _template(["x", "x"])
+            template.code_cache[template.make_key(aliased, name="m", input_key="k", layout_repr="o")] = ("code", (), ())
+            template.make_key(_template(["a", "b"]), name="m", input_key="k", layout_repr="o")
+            self.assertEqual(PATCH.activity.snapshot()["counts"]["collisions_prevented"], before + 1)
+
+
+@needs_code_cache
+class TestBenchmarkRequest(TestCase):
+    """``generate``'s benchmark request: one input meta per buffer, as the kernel takes them. The
+    wrapper around a stand-in of stock ``generate`` (which renders CUTLASS code: GPU test)."""
+
+    def _metas(self, names: list[str], fixed: bool) -> list[str]:
+        caller = types.SimpleNamespace(bmreq=types.SimpleNamespace(
+            kernel_name="cutlass_probe", input_tensor_meta=[types.SimpleNamespace(name=n) for n in names]))
+        def generate(self: object) -> types.SimpleNamespace:
+            return caller
+
+        result = (kernel_inputs_benchmark_request(generate) if fixed else generate)(None)
+        return [meta.name for meta in result.bmreq.input_tensor_meta]
+
+    def test_one_meta_per_buffer(self) -> None:
+        self.assertEqual(self._metas(["x", "x"], fixed=False), ["x", "x"], "negative control: stock, one per slot")
+        self.assertEqual(self._metas(["x", "x"], fixed=True), ["x"])
+        self.assertEqual(self._metas(["c", "a", "c", "b"], fixed=True), ["c", "a", "b"])
+        self.assertEqual(self._metas(["a", "b"], fixed=True), ["a", "b"])
+
+    def test_installed_on_this_torchs_template(self) -> None:
+        module, name = LOADED
+        with inductor_fix.applied(PATCH.name):
+            generate = vars(getattr(sys.modules[module], name))["generate"]
+            self.assertIs(inspect.unwrap(generate), inspect.unwrap(inductor_fix.original(f"{module}:{name}.generate")))
+            self.assertTrue(inductor_fix.is_patched(f"{module}:{name}.generate"))
+
+
+class TestDecide(TestCase):
+    def setUp(self) -> None:
+        super().setUp()
+        self.enterContext(mock.patch.object(inductor_fix._warnings, "_seen", set()))
+
+    def tearDown(self) -> None:
+        inductor_fix.apply()
+        super().tearDown()
+
+    def _decide_on(self, template: type) -> tuple[State, str]:
+        """The patch decided on a stand-in module holding ``template`` under this release's name."""
+        module_name, name = LOADED or next(iter(MODULES.items()))
+        stand_in = types.ModuleType(module_name)
+        setattr(stand_in, name, template)
+        from inductor_fix._lifecycle import Lifecycle
+
+        lifecycle = Lifecycle([PATCH])
+        with mock.patch.dict(sys.modules, {module_name: stand_in}), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            status = lifecycle.apply()
+            lifecycle.remove()
+        return status.patch(PATCH.name).state, status.patch(PATCH.name).reason
+
+    def test_not_needed_without_a_code_cache(self) -> None:
+        """2.7 and 2.8: the CUTLASS template has no code cache."""
+        state, reason = self._decide_on(type("CUTLASSTemplate", (), {"generate": lambda self: None}))
+        self.assertEqual(state, State.NOT_NEEDED)
+        self.assertIn("no code cache", reason)
+
+    def test_not_needed_where_make_key_keys_aliasing(self) -> None:
+        def make_key(self, name, input_key, layout_repr):
+            return f"{name} {input_key} {[n.get_name() for n in self.input_nodes]}"
+
+        state, reason = self._decide_on(type("T", (), {"code_cache": {}, "make_key": make_key,
+                                                       "generate": lambda self: None}))
+        self.assertEqual(state, State.NOT_NEEDED)
+        self.assertIn("already keys the aliasing pattern", reason)
+
+    def test_unsupported_when_make_key_takes_more(self) -> None:
+        def make_key(self, name, input_key, layout_repr, epilogue):
+            return "key"
+
+        state, reason = self._decide_on(type("T", (), {"code_cache": {}, "make_key": make_key,
+                                                       "generate": lambda self: None}))
+        self.assertEqual(state, State.UNSUPPORTED)
+        self.assertIn("epilogue", reason)
+
+
+class TestCrashInNativeCode(TestCase):
+    """A case process a signal ends (a segfault through ctypes) is a crash, not a missing result:
+    stock's is the bug shown, patched's fails check (exit 1)."""
+
+    def _case(self, mode: str) -> Case:
+        case = Case("cutlass_mm", "alias-first", mode, "cuda", affected=True)
+        died = ChildResult(None, "process failed (killed by SIGSEGV): Fatal Python error: Segmentation fault",
+                           False, 3.0, -11)
+        with mock.patch("inductor_fix.check.runner.run_child", return_value=died):
+            return _run_case_process(case, 60, None)
+
+    def test_stock_segfault_is_the_expected_crash(self) -> None:
+        stock, patched = self._case("stock"), self._case("patched")
+        self.assertEqual((stock.outcome(), stock.failure), ("crashed (expected)", None))
+        self.assertIn("killed by SIGSEGV", stock.error)
+        self.assertEqual(patched.outcome(), "CRASHED")
+        text, status = verdict([stock, patched])
+        self.assertEqual(status, 1, text)
+
+
+if __name__ == "__main__":
+    run_tests()
