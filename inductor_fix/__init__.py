@@ -12,7 +12,8 @@ already is. Every route starts through :mod:`_inductor_fix_autoload`.
 What is patched, where and why is one table, ``inductor_fix.patches.PATCHES``: one folder
 per patch (``python -m pydoc inductor_fix.patches.<folder>`` shows its upstream issue,
 affected releases and when it can be deleted; ``inductor-fix status`` shows them on this
-torch). Every target is a ``"Class.attribute"`` of ``torch/_inductor/select_algorithm.py``.
+torch). Every target is a ``"Class.attribute"`` of ``torch/_inductor/select_algorithm.py``, or
+``"module:Class.attribute"`` of another module of Inductor (each module is patched when it loads).
 Whether a patch is needed is decided by behaviour (probes of the live module), never by
 version. Undo: :func:`remove` restores every original ever wrapped (``remove(name)``: one
 patch's); ``INDUCTOR_FIX_DISABLE=1`` disables all, a comma-separated list of patch names

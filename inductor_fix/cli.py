@@ -10,12 +10,28 @@ from typing import Callable
 __all__ = ["main"]
 
 
+def settle_modules() -> None:
+    """Import every module a patch targets that this torch has (each decides its patches when it
+    loads); a release lacks the modules of the others."""
+    import importlib
+
+    from .patches import PATCHES
+
+    for module in dict.fromkeys(m for patch in PATCHES for m in patch.modules):
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pass
+
+
 def _status(args: argparse.Namespace) -> int:
     import inductor_fix
 
     if not args.no_load:
         try:
             import torch._inductor.select_algorithm  # noqa: F401  (resolves "pending")
+
+            settle_modules()
         except ImportError:
             pass  # no torch: status says so
         except Exception as error:  # a broken torch install

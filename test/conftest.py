@@ -97,6 +97,9 @@ def pytest_report_header(config) -> list[str]:
     internals moved shows ``unsupported`` and why before any test fails."""
     try:
         import torch._inductor.select_algorithm  # noqa: F401  (settles "pending")
+        from inductor_fix.cli import settle_modules
+
+        settle_modules()  # and every other module a patch targets
     except Exception as error:  # the tests will report it
         return [f"inductor_fix: torch._inductor does not import: {type(error).__name__}: {error}"]
     status = inductor_fix.status()

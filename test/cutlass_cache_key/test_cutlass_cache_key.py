@@ -170,6 +170,20 @@ class TestDecide(TestCase):
         self.assertIn("epilogue", reason)
 
 
+@needs_code_cache
+class TestStatusSettles(TestCase):
+    def test_status_decides_the_patch_of_another_module(self) -> None:
+        """``inductor-fix status`` imports every module a patch targets: the patch is decided, not
+        left pending for a module that only loads when a compile asks for it."""
+        import json
+        import subprocess
+
+        done = subprocess.run([sys.executable, "-m", "inductor_fix", "status", "--json"], capture_output=True,
+                              text=True, timeout=300)
+        states = {p["name"]: p["state"] for p in json.loads(done.stdout)["patches"]}
+        self.assertEqual(states[PATCH.name], "applied", done.stdout + done.stderr)
+
+
 class TestCrashInNativeCode(TestCase):
     """A case process a signal ends (a segfault through ctypes) is a crash, not a missing result:
     stock's is the bug shown, patched's fails check (exit 1)."""
