@@ -197,12 +197,25 @@ class TestReportCommand(TestCase):
         good = json.dumps(_line())
         path = self._write(good, good[: len(good) // 2], "not json", json.dumps({**_line(), "format": FORMAT + 1}))
         result = _cli("report", str(path), "--json", timeout=120)
-        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.returncode, 1, result.stderr)  # what the skipped lines held is unknown
         summary = json.loads(result.stdout)
-        self.assertIs(summary["needed"], False)
-        self.assertEqual(summary["processes"], 1)
+        self.assertIs(summary["needed"], None)
+        self.assertEqual((summary["processes"], summary["lines_unread"]), (1, 3))
         self.assertIn("skipped 2 torn or garbled line(s)", summary["notes"])
         self.assertTrue(any(f"of report layout {FORMAT + 1}" in note for note in summary["notes"]), summary["notes"])
+
+    def test_a_torn_line_can_hide_the_process_that_needed_the_fix(self) -> None:
+        """Issue 41: a process killed while writing its line leaves a prefix of it; that process
+        may be the one that needed the fix, so the other lines cannot say "no" (exit 1)."""
+        clean, acted = json.dumps(_line()), json.dumps({**_line(**_acted()), "pid": 2})
+        torn = self._write(clean, acted[: len(acted) // 2])
+        result = _cli("report", str(torn), timeout=120)
+        self.assertEqual((result.returncode, result.stdout.splitlines()[0]), (1, "needed: unknown"), result.stdout)
+        self.assertIn("1 line(s) of the report could not be read", " ".join(result.stdout.split()))
+        self.assertNotIn("you can remove", result.stdout)
+        # A yes stands whatever a torn line held.
+        result = _cli("report", str(self._write(clean, acted, clean[:40])), timeout=120)
+        self.assertEqual((result.returncode, result.stdout.splitlines()[0]), (0, "needed: yes"), result.stdout)
 
     def test_lines_of_another_shape_are_skipped_not_crashed_on(self) -> None:
         good = _line()
@@ -212,7 +225,7 @@ class TestReportCommand(TestCase):
                {**good, "patches": [{**good["patches"][0], "details": "x"}]}, [good], "line"]
         path = self._write(json.dumps(good), *map(json.dumps, bad))
         result = _cli("report", str(path), "--json", timeout=120)
-        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.returncode, 1, result.stderr)  # needed: unknown, not a crash
         self.assertNotIn("Traceback", result.stderr)
         summary = json.loads(result.stdout)
         self.assertEqual(summary["processes"], 1)
