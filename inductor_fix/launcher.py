@@ -45,15 +45,14 @@ def environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
 
 def report_path(path: str) -> str:
     """``path`` made absolute (the command's processes may change directory), after checking
-    that lines can be appended to it (:func:`inductor_fix._report_writer.unappendable`: a
-    regular file, or missing, that takes a write); created empty if missing. Raises LaunchError
-    (status 2)."""
-    from ._report_writer import unappendable
+    that lines can be appended to it (:func:`inductor_fix._files.unwritable`: a regular file,
+    or missing, that takes a write); created empty if missing. Raises LaunchError (status 2)."""
+    from ._files import unwritable
 
     if not path:
         raise LaunchError("--report needs a file name", 2)
     absolute = os.path.abspath(path)
-    problem = unappendable(absolute)
+    problem = unwritable(absolute, create=True)
     if problem:
         raise LaunchError(f"--report {path}: {problem}", 2)
     return absolute

@@ -39,7 +39,7 @@ class TestReportPath(unittest.TestCase):
     def test_run_refuses_a_file_that_opens_but_takes_no_write(self) -> None:
         result = cli("run", "--report", "/proc/version", "--", sys.executable, "-c", "pass")
         self.assertEqual(result.returncode, 2, result.stderr)
-        self.assertIn("--report /proc/version: cannot append to it", result.stderr)
+        self.assertIn("--report /proc/version: cannot write to it", result.stderr)
 
     def test_run_refuses_a_device(self) -> None:
         result = cli("run", "--report", os.devnull, "--", sys.executable, "-c", "pass")
@@ -52,7 +52,7 @@ class TestReportPath(unittest.TestCase):
                             "torch._inductor.select_algorithm",
                             env={"INDUCTOR_FIX_REPORT": "/proc/version", "INDUCTOR_FIX_REPORT_WARNED": None})
         self.assertIn("$INDUCTOR_FIX_REPORT:0: InductorFixWarning: inductor_fix: INDUCTOR_FIX_REPORT=/proc/version: "
-                      "cannot append to it", result.stderr)  # the variable's fault, not a line of code's
+                      "cannot write to it", result.stderr)  # the variable's fault, not a line of code's
         self.assertNotIn("could not append", result.stderr)  # and not again at exit
 
 
@@ -61,8 +61,52 @@ class TestCheckJsonTarget(unittest.TestCase):
     def test_a_target_that_takes_no_file_is_refused_at_start(self) -> None:
         result = cli("check", "--ops", ops()[0], "--json", "/proc/version")
         self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
-        self.assertIn("cannot write --json /proc/version: cannot create a file in /proc", result.stderr)
+        self.assertIn("--json /proc/version: cannot write to it", result.stderr)
         self.assertNotIn("running", result.stdout)  # before any case
+
+    def test_one_failure_reads_the_same_as_run_reports_it(self) -> None:
+        """Issue 41: ``check --json /proc/version`` said "cannot create a file in /proc: No such
+        file or directory" (it exists), ``run --report`` "cannot append to it: Input/output error"."""
+        with tempfile.TemporaryDirectory() as directory:
+            targets = [directory, os.path.join(directory, "no-such-folder", "x.json")]
+            targets += ["/proc/version"] if os.path.isfile("/proc/version") else []
+            for target in targets:
+                checked = cli("check", "--ops", ops()[0], "--json", target)
+                ran = cli("run", "--report", target, "--", sys.executable, "-c", "pass")
+                self.assertEqual((checked.returncode, ran.returncode), (2, 2), target)
+                said = checked.stderr.strip().split(f"--json {target}: ", 1)[-1]
+                self.assertEqual(ran.stderr.strip(), f"inductor-fix run: --report {target}: {said}", checked.stderr)
+            self.assertEqual(os.listdir(directory), [])  # neither left anything behind
+
+
+class TestNewFilesFollowTheUmask(unittest.TestCase):
+    """Issue 41: ``check --json`` wrote 0600 whatever the umask, and made an existing 0644 file
+    0600; README asks users to attach that file. A new file follows the umask, as ``run --report``
+    creates its file; a file replaced keeps its mode."""
+
+    def _under_umask(self, umask: str, *args: str) -> subprocess.CompletedProcess:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+        command = " ".join(["umask", umask, "&&", "exec", sys.executable, "-m", "inductor_fix", *args])
+        return subprocess.run(["sh", "-c", command], capture_output=True, text=True, env=env,
+                              cwd=tempfile.gettempdir(), timeout=600)
+
+    def test_check_json_and_run_report(self) -> None:
+        # --timeout 0.01: every case is stopped at once (exit 2), and the file is still written.
+        check = ("check", "--ops", ops()[0], "--jobs", "2", "--timeout", "0.01", "--json")
+        with tempfile.TemporaryDirectory() as directory:
+            for umask, mode in (("022", 0o644), ("027", 0o640), ("002", 0o664)):
+                target, report = Path(directory, f"check-{umask}.json"), Path(directory, f"job-{umask}.jsonl")
+                result = self._under_umask(umask, *check, str(target))
+                self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
+                self.assertEqual(oct(target.stat().st_mode & 0o777), oct(mode), umask)
+                self.assertIn('"exit_status": 2', target.read_text())
+                ran = self._under_umask(umask, "run", "--report", str(report), "--", sys.executable, "-c", "pass")
+                self.assertEqual(ran.returncode, 0, ran.stderr)
+                self.assertEqual(oct(report.stat().st_mode & 0o777), oct(mode), umask)
+            kept = Path(directory, "check-022.json")
+            self.assertEqual(self._under_umask("077", *check, str(kept)).returncode, 2)
+            self.assertEqual(oct(kept.stat().st_mode & 0o777), oct(0o644))  # replaced, its mode kept
+            self.assertEqual(sorted(p.name for p in Path(directory).iterdir() if p.name.startswith(".")), [])
 
 
 class TestTornReport(unittest.TestCase):

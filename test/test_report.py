@@ -234,7 +234,7 @@ class TestReportCommand(TestCase):
     def test_bad_report_path_for_run_changes_nothing(self) -> None:
         fifo = self.directory / "fifo"
         os.mkfifo(fifo)
-        for path, message in ((self.directory / "no" / "such" / "dir" / "f", "cannot append to it"),
+        for path, message in ((self.directory / "no" / "such" / "dir" / "f", "no such directory"),
                               (fifo, "not a regular file"), ("", "needs a file name")):
             result = _cli("run", "--report", str(path), "--", sys.executable, "-c", "print('RAN')", timeout=120)
             self.assertEqual(result.returncode, 2, path)
