@@ -241,6 +241,21 @@ class TestReportCommand(TestCase):
             self.assertIn(message, result.stderr)
             self.assertNotIn("RAN", result.stdout)
 
+    def test_a_second_job_in_the_same_file_is_said(self) -> None:
+        """Issue 41: a job's lines appended after another job's were folded into one answer
+        without a word; run says so at start (README: a new file per job), and still runs."""
+        used = self._write(json.dumps(_line()))
+        for args, env, said in ((["--report", str(used)], {}, f"--report {used}"),
+                                ([], {"INDUCTOR_FIX_REPORT": str(used)}, f"INDUCTOR_FIX_REPORT={used}"),
+                                (["--report", str(self.directory / "fresh.jsonl")], {}, None)):  # control
+            result = _cli("run", *args, "--", sys.executable, "-c", "print('RAN')", timeout=120, **env)
+            self.assertEqual((result.returncode, result.stdout), (0, "RAN\n"), result.stderr)
+            if said is None:
+                self.assertNotIn("already holds", result.stderr)
+            else:
+                self.assertIn(f"{said} already holds 1 line(s) of another job or an earlier run", result.stderr)
+                self.assertIn("give each job a new file", result.stderr)
+
     def test_a_command_not_found_creates_no_report(self) -> None:
         report = self.directory / "never.jsonl"
         result = _cli("run", "--report", str(report), "--", "inductor-fix-no-such-command", timeout=120)
