@@ -254,6 +254,56 @@ class TestEntryPointDiagnosis(unittest.TestCase):
         self.assertIs(json.loads(result.stdout)["autoload"]["ok"], True)
 
 
+class TestStatusAgreesWithItself(unittest.TestCase):
+    """Issue 41: ``status`` said ``activated by: cli, autoload`` beside ``autoload: BROKEN`` (a
+    moved editable checkout), and ``autoload: ok (torch loads the entry point ...)`` without torch."""
+
+    def _site(self, directory: str, module_source: str | None) -> str:
+        """A site folder with an editable install's metadata, its checkout gone, and (``module_source``)
+        the stand-in its build backend writes for the entry point's module."""
+        site = TestEntryPointDiagnosis()._fake_install(directory, "_inductor_fix_autoload", f"{directory}/gone")
+        if module_source is not None:
+            sys.path.insert(0, str(ROOT / "tools"))
+            try:
+                from build_backend import MODULE, STAND_IN
+            finally:
+                sys.path.remove(str(ROOT / "tools"))
+            Path(site, MODULE).write_text(STAND_IN.format(module=MODULE, source=module_source))
+        return site
+
+    def test_autoload_that_worked_here_only_is_not_claimed_beside_broken(self) -> None:
+        with tempfile.TemporaryDirectory() as directory:
+            site = self._site(directory, f"{directory}/gone/_inductor_fix_autoload.py")
+            # From the checkout, as README says to run it: torch finds the module in the working
+            # directory; every other process of the environment finds the stand-in.
+            result = subprocess.run([sys.executable, "-m", "inductor_fix", "status"], capture_output=True, text=True,
+                                    timeout=300, cwd=ROOT, env={**os.environ, "PYTHONPATH": site,
+                                                                 "INDUCTOR_FIX_AUTOLOAD": "1"})
+        text = " ".join(result.stdout.split())
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        self.assertIn("autoload: BROKEN", text)
+        self.assertRegex(text, r"activated by: cli, autoload \(in this process only: .* autoload BROKEN, above\)")
+
+    def test_without_torch_autoload_is_not_ok(self) -> None:
+        import shutil
+
+        import packaging
+
+        with tempfile.TemporaryDirectory() as directory:
+            subprocess.run([sys.executable, "-m", "venv", "--without-pip", f"{directory}/venv"], check=True)
+            shutil.copytree(Path(packaging.__file__).parent, Path(directory, "deps", "packaging"))
+            site = self._site(directory, None)  # the entry point loads: the checkout's module
+            env = {k: v for k, v in os.environ.items() if not k.startswith("INDUCTOR_FIX_")}
+            result = subprocess.run([f"{directory}/venv/bin/python", "-m", "inductor_fix", "status"],
+                                    capture_output=True, text=True, timeout=300, cwd=directory,
+                                    env={**env, "PYTHONPATH": os.pathsep.join([site, str(ROOT), f"{directory}/deps"])})
+        text = " ".join(result.stdout.split())
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn("torch not installed", text)
+        self.assertIn("autoload: installed, waiting for torch: torch is not installed here", text)
+        self.assertNotIn("autoload: ok", text)
+
+
 class TestEntryPointName(unittest.TestCase):
     def test_the_entry_point_module_never_changes(self) -> None:
         # Every installed copy's metadata, an editable install's too, names it: a rename would

@@ -97,6 +97,8 @@ class TestEditableInstall(unittest.TestCase):
             headline = " ".join(loaded.stdout.split("\n  autoload:")[0].split())
             self.assertEqual(loaded.returncode, 1, loaded.stdout + loaded.stderr)
             self.assertIn("in this command only, not in other processes (autoload broken, below)", headline)
+            # Torch found the moved checkout's module in the working directory: this process only.
+            self.assertIn("activated by: cli, autoload (in this process only:", " ".join(loaded.stdout.split()))
 
             # An editable install without the stand-in (an older inductor-fix's): torch's own failure.
             (self.purelib / "_inductor_fix_autoload.py").unlink()
