@@ -61,8 +61,8 @@ class TestStatusCommand(TestCase):
             self.assertIn(f"python -m inductor_fix {args[0]}: error: unrecognized arguments: {args[1]}", result.stderr)
 
     def test_an_unknown_disable_name_is_attributed_to_the_variable(self) -> None:
-        """Not to the line that imported the package (the console script's ``from inductor_fix.cli
-        import main``), which reads like an import error."""
+        """Not to the line that imported the package (``from inductor_fix.cli import main``, as
+        the console script's target does), which reads like an import error."""
         import os
 
         env = {k: v for k, v in os.environ.items() if not k.startswith("INDUCTOR_FIX_")}

@@ -314,7 +314,51 @@ class TestEntryPointName(unittest.TestCase):
 
         project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
         self.assertEqual(project["entry-points"]["torch.backends"], {"inductor_fix": "_inductor_fix_autoload:activate"})
+        self.assertEqual(project["scripts"], {"inductor-fix": "_inductor_fix_autoload:cli"})  # the same for the command
         self.assertTrue((ROOT / "_inductor_fix_autoload.py").is_file())
+
+
+class TestConsoleScriptOfAMovedCheckout(unittest.TestCase):
+    """Issue 41: the ``inductor-fix`` of an editable install whose checkout moved printed a raw
+    ``ModuleNotFoundError`` traceback. Its target is in the stand-in the build backend writes
+    into site-packages (tools/build_backend.py), which runs where the package cannot: one line
+    naming the cure. (test_install.py runs the real console script of a real editable install.)"""
+
+    def _run_console_script(self, directory: str, source: str, *path: str) -> subprocess.CompletedProcess:
+        sys.path.insert(0, str(ROOT / "tools"))
+        try:
+            from build_backend import MODULE, STAND_IN
+        finally:
+            sys.path.remove(str(ROOT / "tools"))
+        site = Path(directory, "site")
+        site.mkdir()
+        Path(site, MODULE).write_text(STAND_IN.format(module=MODULE, source=source))
+        # What pip writes for the entry point; -S: no site-packages, where this venv's own
+        # inductor_fix would import (the moved checkout's cannot).
+        script = Path(directory, "inductor-fix")
+        script.write_text("import sys\nfrom _inductor_fix_autoload import cli\nsys.exit(cli())\n")
+        return subprocess.run([sys.executable, "-S", str(script), "status", "--no-load"], capture_output=True,
+                              text=True, timeout=120, cwd=directory,
+                              env={**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *path])})
+
+    def test_one_line_naming_the_cure(self) -> None:
+        with tempfile.TemporaryDirectory() as directory:
+            result = self._run_console_script(directory, f"{directory}/moved/_inductor_fix_autoload.py")
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertNotIn("Traceback", result.stderr)
+        self.assertEqual(len(result.stderr.splitlines()), 1, result.stderr)
+        self.assertIn(f"this editable install's checkout {directory}/moved is gone or moved (No module named "
+                      "'inductor_fix'): python -m pip install -e CHECKOUT from where the checkout is now, or python -m "
+                      "pip uninstall inductor-fix", result.stderr)
+
+    def test_control_the_checkout_in_place_runs_the_command(self) -> None:
+        import packaging
+
+        with tempfile.TemporaryDirectory() as directory:
+            result = self._run_console_script(directory, str(ROOT / "_inductor_fix_autoload.py"), str(ROOT),
+                                              str(Path(packaging.__file__).parents[1]))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("activated by: cli", result.stdout)
 
 
 if __name__ == "__main__":
