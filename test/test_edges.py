@@ -1,7 +1,9 @@
-"""The edges a new user hit, each pinned: a bad report path said at start, a report of torn
-lines read without contradiction, ``check --json`` whole or not at all, check's banner about
-``INDUCTOR_FIX_DISABLE``, the triton hint of the installed torch, ``status`` without torch,
-CLI usage errors, and the diagnosis of an entry point torch cannot load."""
+"""The edges a new user hit, each pinned: a bad report path said at start, in the same words as
+``check --json``'s, a report of torn lines read without contradiction, ``check --json`` whole or
+not at all and with the umask's mode, a check killed outright leaving nothing running and nothing
+the next one keeps, check's banner about ``INDUCTOR_FIX_DISABLE``, the triton hint of the
+installed torch, ``status`` without torch and with a moved checkout, CLI usage errors, the
+diagnosis of an entry point torch cannot load, and the console script of a moved checkout."""
 
 from __future__ import annotations
 
@@ -143,6 +145,78 @@ class TestCheckStoppedEarly(unittest.TestCase):
             self.assertEqual(sorted(os.listdir(directory)), [], output)  # no file, no temporary one
         self.assertIn("INDUCTOR_FIX_DISABLE=1 is set here: check sets it itself in each case", " ".join(output.split()))
         self.assertIn(f"start {op} {orders_of(op)[0]}", output)
+
+
+def _processes_with(variable: str) -> list[int]:
+    """The pids of this user's processes whose environment holds ``variable`` (``NAME=value``)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as handle:
+                if f"\0{variable}\0".encode() in b"\0" + handle.read() + b"\0":
+                    found.append(int(entry))
+        except (OSError, ValueError):  # not a process, gone, another user's
+            continue
+    return found
+
+
+@unittest.skipUnless(sys.platform.startswith("linux") and os.path.isdir("/proc"), "Linux: /proc, PR_SET_PDEATHSIG")
+class TestCheckKilledOutright(unittest.TestCase):
+    """Issue 41: SIGKILL to ``check`` left its case processes running to completion under PID 1,
+    and their ``inductor_fix_check_*`` / ``inductor_fix_child_*`` folders in the temp dir. The
+    cases die with it, and the next check removes what it left."""
+
+    def test_cases_die_with_it_and_the_next_check_sweeps(self) -> None:
+        op = ops()[0]
+        with tempfile.TemporaryDirectory() as temporary:
+            marker = f"TMPDIR={temporary}"  # every process of this check, and only those, has it
+            env = dict(os.environ, TMPDIR=temporary,
+                       PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+            process = subprocess.Popen([sys.executable, "-m", "inductor_fix", "check", "--ops", op, "--jobs", "1"],
+                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                                       cwd=temporary)
+            try:
+                for line in process.stdout:
+                    if "  start " in line:
+                        break
+                deadline = time.monotonic() + 60
+                while not set(_processes_with(marker)) - {process.pid} and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                cases = set(_processes_with(marker)) - {process.pid}
+                self.assertTrue(cases, "no case process started")  # control: there is one to outlive it
+                process.kill()
+            finally:
+                process.kill()
+                process.wait()
+                process.stdout.close()
+            deadline = time.monotonic() + 30
+            while _processes_with(marker) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            self.assertEqual(_processes_with(marker), [], "a case process outlived check")
+            left = [name for name in os.listdir(temporary) if name.startswith("inductor_fix_")]
+            self.assertTrue(left, "the kill left no folder: nothing here shows the sweep")
+            again = subprocess.run([sys.executable, "-m", "inductor_fix", "check", "--ops", op, "--jobs", "1",
+                                    "--timeout", "0.01"], capture_output=True, text=True, env=env, cwd=temporary,
+                                   timeout=300)
+            self.assertEqual(again.returncode, 2, again.stdout + again.stderr)  # every case stopped at once
+            self.assertEqual([name for name in os.listdir(temporary) if name.startswith("inductor_fix_")], [])
+
+
+class TestSweep(unittest.TestCase):
+    def test_only_folders_no_living_process_holds_are_removed(self) -> None:
+        from inductor_fix.check.child import private_directory, sweep
+
+        with tempfile.TemporaryDirectory() as temporary, mock.patch.object(tempfile, "tempdir", temporary):
+            older = Path(temporary, "inductor_fix_check_older")  # an older version's: no lock file
+            older.mkdir()
+            with private_directory("inductor_fix_child_") as held:
+                self.assertEqual(sweep(), [])  # in use
+                Path(held, "output.log").write_text("x")
+            left = Path(temporary, "inductor_fix_child_left")  # its process died: nothing holds the lock
+            left.mkdir()
+            (left / ".inductor_fix_in_use").touch()
+            self.assertEqual(sweep(), [str(left)])
+            self.assertEqual(sorted(os.listdir(temporary)), [older.name])
 
 
 class TestTritonHint(unittest.TestCase):

@@ -27,7 +27,6 @@ import json
 import os
 import signal
 import sys
-import tempfile
 import textwrap
 import threading
 from typing import Any, Sequence
@@ -38,7 +37,7 @@ from .._files import unwritable, write_whole
 from .._versions import please_report
 from ..patches import patch_for_op
 from .case import RESULT_MARKER, ignore_cpu_backend_warning
-from .child import Stopped, run_child, stop_all
+from .child import Stopped, private_directory, run_child, stop_all, sweep
 from .table import default_ops, harness_notes, label_of, orders_of, steps_of
 
 __all__ = ["EXIT_STATUS", "Case", "run_check", "verdict"]
@@ -144,7 +143,7 @@ def _run_case(case: Case, timeout: float, threads: int | None, started: Any = No
 
 
 def _run_case_process(case: Case, timeout: float, threads: int | None) -> Case:
-    with tempfile.TemporaryDirectory(prefix="inductor_fix_check_") as cache_dir:
+    with private_directory("inductor_fix_check_") as cache_dir:
         env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache_dir, PYTHONUNBUFFERED="1")
         env.pop("INDUCTOR_FIX_DISABLE", None)
         if case.mode == "stock":
@@ -254,6 +253,7 @@ def run_check(
 
 def _run_check(ops: Sequence[str], device: str, jobs: int | None, timeout: float, json_path: str | None) -> int:
     print(f"inductor_fix check: loading torch ({', '.join(ops)}) ...", flush=True)
+    sweep()  # what a check killed outright (SIGKILL) left in the temporary directory
     ignore_cpu_backend_warning()
     try:
         import torch
