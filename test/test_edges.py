@@ -202,6 +202,16 @@ class TestCheckKilledOutright(unittest.TestCase):
             self.assertEqual([name for name in os.listdir(temporary) if name.startswith("inductor_fix_")], [])
 
 
+    def test_a_variable_inherited_from_further_up_is_left_alone(self) -> None:
+        # A run_logged child's own children inherit the variable, naming a living grandparent.
+        code = "from inductor_fix.check.child import die_with_parent; die_with_parent(); print('RAN')"
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+        for parent in (os.getpid(), os.getppid()):
+            result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                                    env=dict(env, INDUCTOR_FIX_PARENT_PID=str(parent)))
+            self.assertEqual((result.returncode, result.stdout), (0, "RAN\n"), result.stderr)
+
+
 class TestSweep(unittest.TestCase):
     def test_only_folders_no_living_process_holds_are_removed(self) -> None:
         from inductor_fix.check.child import private_directory, sweep

@@ -50,17 +50,26 @@ def die_with_parent() -> None:
     import sys
 
     parent = os.environ.pop(PARENT_VARIABLE, None)  # not for this process's own children
-    if not parent or not sys.platform.startswith("linux"):
+    if not parent or not parent.isdigit() or not sys.platform.startswith("linux"):
         return
     try:
         import ctypes
 
-        if ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        if prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
             return
     except (OSError, AttributeError):  # no libc prctl here: the parent's clean-up is all there is
         return
-    if str(os.getppid()) != parent:  # orphaned before the call: no one would send the signal
+    if os.getppid() == int(parent):
+        return
+    try:
+        os.kill(int(parent), 0)
+    except ProcessLookupError:  # orphaned before the call: no one would send the signal
         os._exit(128 + signal.SIGKILL)
+    except OSError:  # alive, another user's (a reused pid)
+        pass
+    # The variable came from further up (a run_logged child's own children): not ours to act on.
+    prctl(_PR_SET_PDEATHSIG, 0, 0, 0, 0)
 
 
 @contextlib.contextmanager
