@@ -46,7 +46,7 @@ def disabled_patches(names: Sequence[str] | None = None, environ: Any = None) ->
 
     An on word (``1``, ``true``, ``yes``, ``on``) or ``all``, also inside a list: every
     patch. A comma-separated list of patch names, in any case, each also as its folder spells
-    it (``cache_key`` for ``cache-key``): those, and unknown names in it (a misspelling) are
+    it (``_`` for ``-``): those, and unknown names in it (a misspelling) are
     returned for the caller to warn about. Empty or an off word (``0``, ``false``, ``no``,
     ``off``): none. ``names`` defaults to the patch table's.
     """

@@ -366,7 +366,7 @@ class TestGating(TestCase):
             self.assertNotIn("known names in it still apply", str(caught.warning))
 
     def test_a_patch_is_also_named_as_its_folder_spells_it(self) -> None:
-        # Issue 41: INDUCTOR_FIX_DISABLE=cache_key (the folder's spelling) was an unknown name.
+        # Issue 41: a patch's name as its folder spells it (`_` for `-`) was an unknown name.
         from inductor_fix._lifecycle import disabled_patches
 
         for patch in PATCHES:
