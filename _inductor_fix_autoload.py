@@ -23,17 +23,18 @@ raises is one warning, and the program carries on.
 
 This module sits beside the package so that the entry point and the ``run`` hook import
 nothing of ``inductor_fix`` until Inductor loads. It is the one module outside the package:
-its name and :func:`activate` are in the metadata of every installed copy, an editable
-install's included, whose import finder also knows each top-level module by name (a new one
-would not import there until reinstalled), so it never changes name. Nothing here raises:
-torch turns an exception in an entry point into a failed ``import torch``.
+its name, :func:`activate` and :func:`cli` (the ``inductor-fix`` console script) are in the
+metadata of every installed copy, an editable install's included, whose import finder also
+knows each top-level module by name (a new one would not import there until reinstalled), so
+none of them ever changes name. Nothing here raises for its own reasons: torch turns an
+exception in an entry point into a failed ``import torch``.
 """
 
 import _thread
 import os
 import sys
 
-__all__ = ["FINDER", "OFF", "ON", "activate", "loaded", "record", "routes", "start", "switch", "unregister",
+__all__ = ["FINDER", "OFF", "ON", "activate", "cli", "loaded", "record", "routes", "start", "switch", "unregister",
            "when_imported"]
 
 #: The words of every on/off variable of the package (``INDUCTOR_FIX_AUTOLOAD``, ``INDUCTOR_FIX_DISABLE``).
@@ -72,6 +73,23 @@ def record(route, claims_import=False):
 def activate():
     """torch's entry point: :func:`start` by ``"autoload"``. Never raises."""
     start("autoload")
+
+
+def cli():
+    """The ``inductor-fix`` console script: ``inductor_fix.cli.main()``, its exit status. Here,
+    beside the package, so that a package that cannot be imported is one line on stderr naming
+    the cure (exit 1), not a traceback. An editable install's stand-in of this module
+    (``tools/build_backend.py``) has its own, which names the checkout that is gone."""
+    try:
+        from inductor_fix.cli import main
+    except ModuleNotFoundError as error:
+        if error.name != "inductor_fix":  # something the package needs: its own traceback says what
+            raise
+        sys.stderr.write(f"inductor-fix: its package cannot be imported ({error}): reinstall it, python -m pip "
+                         "install --force-reinstall inductor-fix, or remove it, python -m pip uninstall "
+                         "inductor-fix\n")
+        return 1
+    return main()
 
 
 def start(route):

@@ -6,8 +6,9 @@
 A wheel holds exactly the package's modules of this checkout (``inductor_fix/**/*.py``:
 the fix, the CLI, ``check`` with its CPU harness, the ``run`` bootstrap), its data (the
 recorded source fingerprints, ``inductor_fix/patches/fingerprints.json``), the autoload
-entry point's module ``_inductor_fix_autoload.py`` (declared in ``torch.backends``) and its
-``.dist-info/`` with the license: never tests, tools or test-only modules; an sdist holds what
+entry point's module ``_inductor_fix_autoload.py`` (declared in ``torch.backends``; the console
+script's target too) and its ``.dist-info/`` with the license: never tests, tools or
+test-only modules; an sdist holds what
 building the wheel from it needs and what users expect (README, LICENSE, CHANGELOG,
 pyproject.toml and its setup.py shim, the package, test/, patches/). Both name the version in their file
 name and in their metadata alike. Exit status: 0 as expected, 1 naming what is not,
@@ -73,6 +74,8 @@ def check_wheel(path: Path) -> list[str]:
         declared = wheel.read(entry_points).decode() if entry_points in names else ""
     if "[torch.backends]\ninductor_fix = _inductor_fix_autoload:activate" not in declared:
         problems.append("wheel does not declare the torch.backends entry point inductor_fix")
+    if "[console_scripts]\ninductor-fix = _inductor_fix_autoload:cli" not in declared:
+        problems.append("wheel does not declare the console script inductor-fix = _inductor_fix_autoload:cli")
     problems += [f"wheel lacks {name}" for name in sorted(PACKAGE_FILES | {dist_info + "licenses/LICENSE"})
                  if name not in names]
     problems += [f"wheel holds {name}, which is not a module or data file of this checkout's package"

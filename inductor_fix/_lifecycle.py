@@ -45,9 +45,10 @@ def disabled_patches(names: Sequence[str] | None = None, environ: Any = None) ->
     """``(the patch names INDUCTOR_FIX_DISABLE turns off, the unknown names it holds)``.
 
     An on word (``1``, ``true``, ``yes``, ``on``) or ``all``, also inside a list: every
-    patch. A comma-separated list of patch names: those, and unknown names in it (a
-    misspelling) are returned for the caller to warn about. Empty or an off word (``0``,
-    ``false``, ``no``, ``off``): none. ``names`` defaults to the patch table's.
+    patch. A comma-separated list of patch names, in any case, each also as its folder spells
+    it (``_`` for ``-``): those, and unknown names in it (a misspelling) are
+    returned for the caller to warn about. Empty or an off word (``0``, ``false``, ``no``,
+    ``off``): none. ``names`` defaults to the patch table's.
     """
     environ = os.environ if environ is None else environ
     known = {patch.name for patch in PATCHES} if names is None else set(names)
@@ -57,13 +58,18 @@ def disabled_patches(names: Sequence[str] | None = None, environ: Any = None) ->
     requested = {part.strip() for part in value.split(",")} - {""} - set(startup.OFF)
     if requested & {*startup.ON, "all"}:  # "1,<a name>": the 1 wins, as a reader of it would expect
         return frozenset(known), []
-    return frozenset(requested & known), sorted(requested - known)
+    spelled = {name.replace("_", "-"): name for name in known}  # the folder's spelling names the patch too
+    named = {spelled[part.replace("_", "-")] for part in requested if part.replace("_", "-") in spelled}
+    return frozenset(named), sorted(part for part in requested if part.replace("_", "-") not in spelled)
 
 
 def unknown_names_message(unknown: list[str], names: Sequence[str]) -> str:
+    disabled = sorted(disabled_patches(names)[0])
+    # Only where it names one: "the known names still apply" beside a value that holds none read
+    # as if something were disabled.
+    applies = f"{', '.join(disabled)} still disabled" if disabled else "no patch is disabled"
     return (f"inductor_fix: {DISABLE_VARIABLE}={os.environ.get(DISABLE_VARIABLE, '')!r} names unknown patch(es) "
-            f"{', '.join(unknown)}: ignored (the known names in it still apply); use 1 (all) or names from "
-            f"{', '.join(sorted(names))}")
+            f"{', '.join(unknown)}: ignored ({applies}); use 1 (all) or names from {', '.join(sorted(names))}")
 
 
 def _torch_version() -> str | None:

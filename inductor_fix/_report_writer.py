@@ -28,7 +28,7 @@ import _inductor_fix_autoload as startup
 from ._lifecycle import LIFECYCLE
 from ._version import __version__
 
-__all__ = ["FORMAT", "VARIABLE", "enable", "line", "unappendable"]
+__all__ = ["FORMAT", "VARIABLE", "enable", "line"]
 
 VARIABLE = "INDUCTOR_FIX_REPORT"
 #: Set, to the absolute path, by the process that warned that the report cannot be written:
@@ -53,8 +53,10 @@ def enable() -> None:
     global _path
     if not os.environ.get(VARIABLE):
         return
+    from ._files import unwritable  # here: a process without a report does not import it
+
     _path = os.path.abspath(os.environ[VARIABLE])
-    problem = unappendable(_path)
+    problem = unwritable(_path, create=True)
     if problem:
         if os.environ.get(WARNED_VARIABLE) != _path:
             from ._warnings import warn_once
@@ -64,27 +66,6 @@ def enable() -> None:
             os.environ[WARNED_VARIABLE] = _path
         return  # said once at start: nothing to try, and nothing to say again, at exit
     startup.when_imported(startup.INDUCTOR, _arm)
-
-
-def unappendable(path: str) -> str | None:
-    """Why lines cannot be appended to ``path``, or None if they can: it must be a regular file
-    (or missing: it is created empty, as ``run --report`` does), opened as :func:`_write` opens
-    it, that takes a write (an empty one: a file of ``/proc`` or ``/sys`` opens but fails every
-    write, at exit else). A folder, a device, a FIFO, no permission, no such folder: a reason."""
-    import stat
-
-    try:
-        if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
-            kind = "a directory" if os.path.isdir(path) else "not a regular file (a device, a FIFO, a socket)"
-            return f"it is {kind}; lines are appended to a file"
-        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
-        try:
-            os.write(descriptor, b"")
-        finally:
-            os.close(descriptor)
-    except OSError as error:
-        return f"cannot append to it: {error.strerror or error}"
-    return None
 
 
 def _arm(_module: Any = None) -> None:
@@ -218,9 +199,11 @@ def _write(path: str) -> None:
     try:
         import json
 
+        from ._files import NEW_FILE_MODE
+
         data = (json.dumps(line(), separators=(",", ":"), default=str) + "\n").encode()
         # O_NONBLOCK: a FIFO with no reader fails at once instead of hanging the exit.
-        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, NEW_FILE_MODE)
         try:
             os.write(descriptor, data)
         finally:

@@ -48,6 +48,8 @@ def _status(args: argparse.Namespace) -> int:
                 f"BROKEN - {advice(broken[0])}" if broken else
                 f"off ({off}): only a process that imports inductor_fix, or runs under inductor-fix run, gets the "
                 "fix; the state above is this command's own" if off else
+                "installed, waiting for torch: torch is not installed here (once it is, torch loads the entry point "
+                "at import torch)" if status.torch_version is None else
                 "ok (torch loads the entry point at import torch)")
     if args.json:
         print(json.dumps({**status.to_dict(), "autoload": {"ok": None if found is None else not broken,
@@ -57,6 +59,12 @@ def _status(args: argparse.Namespace) -> int:
         import textwrap
 
         elsewhere = "broken" if broken else "off" if off_here else None
+        if broken and "autoload" in status.activated_by:
+            # Torch found the entry point's module here where the environment's other processes do
+            # not (a moved editable checkout that is the working directory): say so beside "BROKEN".
+            status = dataclasses.replace(status, activated_by=tuple(
+                "autoload (in this process only: it found the entry point's module where other processes do not; "
+                "autoload BROKEN, above)" if route == "autoload" else route for route in status.activated_by))
         if status.protected and elsewhere:
             # This command imported the package itself; the environment's other processes do not get it.
             status = dataclasses.replace(status, reason=f"in this command only, not in other processes (autoload "

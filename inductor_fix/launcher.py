@@ -45,25 +45,40 @@ def environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
 
 def report_path(path: str) -> str:
     """``path`` made absolute (the command's processes may change directory), after checking
-    that lines can be appended to it (:func:`inductor_fix._report_writer.unappendable`: a
-    regular file, or missing, that takes a write); created empty if missing. Raises LaunchError
-    (status 2)."""
-    from ._report_writer import unappendable
+    that lines can be appended to it (:func:`inductor_fix._files.unwritable`: a regular file,
+    or missing, that takes a write); created empty if missing. Raises LaunchError (status 2)."""
+    from ._files import unwritable
 
     if not path:
         raise LaunchError("--report needs a file name", 2)
     absolute = os.path.abspath(path)
-    problem = unappendable(absolute)
+    problem = unwritable(absolute, create=True)
     if problem:
         raise LaunchError(f"--report {path}: {problem}", 2)
     return absolute
+
+
+def _warn_if_used(path: str, named: str) -> None:
+    """Say on stderr if the report file ``path`` already holds lines: this job's would be added
+    after another job's (or an earlier run's), and ``inductor-fix report`` reads a file as one
+    job. A warning, not a refusal: appending to a file is what the variable asks for."""
+    try:
+        with open(path, "rb") as handle:
+            lines = sum(1 for line in handle if line.strip())
+    except OSError:  # unreadable, not unwritable: report_path said what matters
+        return
+    if lines:
+        sys.stderr.write(f"inductor-fix run: warning: {named} already holds {lines} line(s) of another job or an "
+                         "earlier run; this job's lines are added after them, and inductor-fix report reads the file "
+                         "as one job: give each job a new file\n")
 
 
 def run(command: Sequence[str], report: str | None = None) -> NoReturn | int:
     """Replace this process by ``command`` (POSIX ``exec``: signals and exit status are the
     command's own); on Windows, run it and return its exit status. With ``report``, every
     Python process of the command that loads Inductor appends its line to that file
-    (``INDUCTOR_FIX_REPORT``, :mod:`inductor_fix.report`).
+    (``INDUCTOR_FIX_REPORT``, :mod:`inductor_fix.report`); a report file that already holds
+    lines is said on stderr (a new file per job).
 
     Raises LaunchError if ``command`` is empty, its program is not on ``PATH``, it
     cannot be executed, or ``report`` cannot be appended to.
@@ -82,6 +97,9 @@ def run(command: Sequence[str], report: str | None = None) -> NoReturn | int:
         env[VARIABLE] = report_path(report)
     elif env.get(VARIABLE):  # set by the caller: absolute too, before any process changes directory
         env[VARIABLE] = os.path.abspath(env[VARIABLE])
+    if env.get(VARIABLE):
+        named = f"--report {report}" if report is not None else f"{VARIABLE}={os.environ[VARIABLE]}"
+        _warn_if_used(env[VARIABLE], named)
     sys.stdout.flush()
     sys.stderr.flush()
     try:

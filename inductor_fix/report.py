@@ -27,7 +27,7 @@ __all__ = ["EXIT_STATUS", "FORMAT", "VARIABLE", "ReportError", "Summary", "forma
 EXIT_STATUS = {
     0: "a verdict: needed: yes or needed: no",
     1: "needed: unknown (no process loaded Inductor or benchmarked an autotuning choice, the fix was off in every "
-       "process, or no line was usable)",
+       "process, or a line could not be read)",
     2: "the file cannot be read (missing, not a file, not readable), is not a job report, or bad arguments",
 }
 
@@ -99,7 +99,8 @@ def _well_formed(entry: Any) -> bool:
 
 class Summary(dict):
     """The folded report, JSON-able: ``needed`` (True/False/None), ``processes``,
-    ``patches`` {name: {states, processes_acted, counts, where}}, ``advice``, ``notes``."""
+    ``patches`` {name: {states, processes_acted, counts, where}}, ``lines_unread`` (the lines
+    :func:`read` skipped, counted in ``notes``), ``advice``, ``notes``."""
 
 
 def _known(patch: str) -> Patch | None:
@@ -125,7 +126,9 @@ def _where(entry: dict[str, Any]) -> str:
 
 
 def summarize(entries: list[dict[str, Any]], notes: Iterable[str] = ()) -> Summary:
-    """Fold the lines of a job into a :class:`Summary`."""
+    """Fold the lines of a job into a :class:`Summary`; ``notes``: :func:`read`'s (a line it
+    skipped makes a ``needed: no`` unknown)."""
+    notes = list(notes)
     patches: dict[str, dict[str, Any]] = {}
     for entry in entries:
         for patch in entry["patches"]:
@@ -150,7 +153,11 @@ def summarize(entries: list[dict[str, Any]], notes: Iterable[str] = ()) -> Summa
     # that says nothing about a cold compile. Nor does a process that died of an exception raised
     # in a compile: it may have died before the compile that would have needed the fix.
     died = [e for e in entries if _died_in_compile(e)]
-    needed = True if acted else (None if blind or died or not benchmarks else False)
+    # Nor does a line that could not be read (torn by a process killed while writing it, a full
+    # disk; another layout): the process that wrote it may be the one that needed the fix. Only
+    # a yes stands whatever such a line held.
+    unread = _unread(notes)
+    needed = True if acted else (None if blind or died or unread or not benchmarks else False)
     torches = sorted({str(e.get("torch")) for e in entries})
     summary = Summary(needed=needed, processes=len(entries), processes_with_fix_on=len(on), benchmarks=benchmarks,
                       torch=torches,
@@ -158,8 +165,16 @@ def summarize(entries: list[dict[str, Any]], notes: Iterable[str] = ()) -> Summa
                       died_in_compile=[{"process": _where(e), **e["exit_error"]} for e in died[:5]],
                       notes=list(notes))
     summary["processes_died_in_compile"] = len(died)
+    summary["lines_unread"] = unread
     summary["advice"] = _advice(summary, entries, blind)
     return summary
+
+
+def _unread(notes: Iterable[str]) -> int:
+    """How many lines :func:`read` skipped, from its notes (``skipped N ...``)."""
+    import re
+
+    return sum(int(match.group(1)) for note in notes if (match := re.match(r"skipped (\d+) ", note)))
 
 
 def _died_in_compile(entry: dict[str, Any]) -> bool:
@@ -199,6 +214,11 @@ def _advice(summary: Summary, entries: list[dict[str, Any]], blind: list[dict[st
         return "no process of the job loaded Inductor: nothing to judge (was anything compiled?)"
     if summary["needed"] is None and summary["processes_died_in_compile"]:
         return _died_advice(summary)
+    if summary["needed"] is None and summary["lines_unread"]:
+        return (f"{summary['lines_unread']} line(s) of the report could not be read (see the notes: torn by a process "
+                "killed while writing, a full disk, or another inductor_fix's layout), and the process(es) that "
+                "wrote them may be the ones that needed the fix: the usable lines alone cannot say it is not "
+                "needed; run the job again with a new report file")
     if summary["needed"] is None and not summary["processes_with_fix_on"]:
         off = sorted({str(e.get("disable")) for e in entries if e.get("disable")})
         why = f" (INDUCTOR_FIX_DISABLE={', '.join(off)})" if off else ""

@@ -128,7 +128,8 @@ class Status:
                               break_on_hyphens=False)
         lines.append(f"  inductor_fix {self.inductor_fix_version}, torch {self.torch_version or 'not installed'}, "
                      f"triton {self.triton_version or 'not installed'}; targets in {module[:-1]}")
-        lines.append(f"  activated by: {', '.join(self.activated_by) or 'nothing'}")
+        lines += textwrap.wrap(f"activated by: {', '.join(self.activated_by) or 'nothing'}", width,
+                               initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False)
         indent = " " * 32
         for patch in self.patches:
             targets = [target.strip().removeprefix(module) for target in patch.target.split(",")]

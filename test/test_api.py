@@ -357,6 +357,28 @@ class TestGating(TestCase):
         self.assertEqual({p.name: p.state for p in status.patches},
                          {p.name: State.DISABLED if p.name == known else State.APPLIED for p in PATCHES})
 
+    def test_an_unknown_name_alone_is_not_said_to_leave_known_ones(self) -> None:
+        # Issue 41: INDUCTOR_FIX_DISABLE=foo said "(the known names in it still apply)": it holds none.
+        known = PATCHES[-1].name
+        for value, said in (("foo", "ignored (no patch is disabled)"), (f"foo,{known}", f"ignored ({known} still")):
+            with mock.patch.dict("os.environ", {"INDUCTOR_FIX_DISABLE": value}):
+                os.environ.pop("INDUCTOR_FIX_DISABLE_WARNED", None)
+                inductor_fix.remove()
+                with self.assertWarns(inductor_fix.InductorFixWarning) as caught:
+                    inductor_fix.apply()
+            self.assertIn(said, str(caught.warning), value)
+            self.assertNotIn("known names in it still apply", str(caught.warning))
+
+    def test_a_patch_is_also_named_as_its_folder_spells_it(self) -> None:
+        # Issue 41: a patch's name as its folder spells it (`_` for `-`) was an unknown name.
+        from inductor_fix._lifecycle import disabled_patches
+
+        for patch in PATCHES:
+            for value in (patch.module, patch.module.upper(), patch.name.upper(), f" {patch.module} ,no-such"):
+                unknown = ["no-such"] if "no-such" in value else []
+                self.assertEqual(disabled_patches(environ={"INDUCTOR_FIX_DISABLE": value}),
+                                 (frozenset({patch.name}), unknown), value)
+
     def test_an_all_word_in_a_list_disables_every_patch(self) -> None:
         from inductor_fix._lifecycle import disabled_patches
 

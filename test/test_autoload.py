@@ -296,7 +296,7 @@ class TestInstalledProtects(AutoloadCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         said = [line for line in result.stderr.splitlines() if "INDUCTOR_FIX_REPORT=" in line]
         self.assertEqual(len(said), 1, result.stderr)
-        self.assertIn("cannot append to it: No such file or directory", said[0])
+        self.assertIn(f"no such directory: {report.parent}", said[0])
 
 
 class TestEveryProcess(AutoloadCase):

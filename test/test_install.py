@@ -5,9 +5,10 @@ of inductor-fix), ``pip install -e`` a copy of this checkout (setuptools' defaul
 mode, through ``tools/build_backend.py``; the build requirements come from the package
 index). Control: torch loads the copy's entry point module and ``status`` is clean. The copy
 moved: ``import torch`` still works, stock, with one warning (the stand-in the backend put in
-site-packages), and ``status`` run from the moved checkout says so. An editable install made
-without the stand-in (an older inductor-fix's, simulated by deleting it): ``import torch``
-fails as torch makes it fail, ``status`` names it and the cure, ``pip uninstall`` heals it.
+site-packages), the ``inductor-fix`` command says in one line what to do, and ``status`` run
+from the moved checkout says so. An editable install made without the stand-in (an older
+inductor-fix's, simulated by deleting it): ``import torch`` fails as torch makes it fail,
+``status`` names it and the cure, ``pip uninstall`` heals it.
 """
 
 from __future__ import annotations
@@ -80,6 +81,8 @@ class TestEditableInstall(unittest.TestCase):
         clean = self.status(self.copy)
         self.assertEqual(clean.returncode, 0, clean.stdout + clean.stderr)
         self.assertIn("autoload: ok", clean.stdout)
+        console = str(Path(self.python).with_name("inductor-fix"))
+        self.assertEqual(self.run_([console, "--version"]).returncode, 0)
 
         moved = self.directory / "moved"
         self.copy.rename(moved)
@@ -88,6 +91,12 @@ class TestEditableInstall(unittest.TestCase):
             self.assertEqual(stock.returncode, 0, stock.stderr)
             self.assertIn("IMPORTED", stock.stdout)
             self.assertIn("not applied (autoload): the editable install's", stock.stderr)
+            # The console script: one line naming the cure, not a ModuleNotFoundError traceback.
+            script = self.run_([console, "status"])
+            self.assertEqual(script.returncode, 1, script.stdout + script.stderr)
+            self.assertNotIn("Traceback", script.stderr)
+            self.assertIn(f"this editable install's checkout {self.copy} is gone or moved", script.stderr)
+            self.assertIn("python -m pip install -e CHECKOUT from where the checkout is now", script.stderr)
             said = self.status(moved)
             text = " ".join(said.stdout.split())
             self.assertEqual(said.returncode, 1, said.stdout + said.stderr)
@@ -97,6 +106,8 @@ class TestEditableInstall(unittest.TestCase):
             headline = " ".join(loaded.stdout.split("\n  autoload:")[0].split())
             self.assertEqual(loaded.returncode, 1, loaded.stdout + loaded.stderr)
             self.assertIn("in this command only, not in other processes (autoload broken, below)", headline)
+            # Torch found the moved checkout's module in the working directory: this process only.
+            self.assertIn("activated by: cli, autoload (in this process only:", " ".join(loaded.stdout.split()))
 
             # An editable install without the stand-in (an older inductor-fix's): torch's own failure.
             (self.purelib / "_inductor_fix_autoload.py").unlink()

@@ -96,6 +96,24 @@ class TestRun(TestCase):
                 self.assertEqual(result.returncode, 0, result.stderr)
                 self.assertIn(f"LOADED {loaded}", result.stdout, result.stderr)
 
+    def test_the_start_up_hook_loads_nothing_but_the_start_up_module(self) -> None:
+        """What a process that never imports torch pays under run (issue 41: ~7 ms, where it had
+        been measured as ~1 ms): the hook imports the start-up module and nothing else the
+        interpreter had not loaded (importlib.util, contextlib ... cost ~6 ms). In a fresh venv:
+        an installed .pth file (an editable install's finder) would load those first and hide it."""
+        venv = self.directory / "venv"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
+        code = "import sys; print('MODULES', *sorted(sys.modules))"
+
+        def modules(**env: str) -> set[str]:
+            result = subprocess.run([str(venv / "bin" / "python"), "-c", code], capture_output=True, text=True,
+                                    timeout=120, cwd=self.directory, env=_environment(**env))
+            self.assertEqual(result.returncode, 0, result.stderr)
+            return set(result.stdout.split("MODULES", 1)[1].split())
+
+        hooked = modules(PYTHONPATH=os.pathsep.join([BOOTSTRAP, str(ROOT)]))
+        self.assertEqual(hooked - modules(), {"sitecustomize", "_inductor_fix_autoload"})
+
     def test_child_obeys_disable(self) -> None:
         script = self._script("probe.py", PROBE)
         launched = self._run(sys.executable, script, INDUCTOR_FIX_DISABLE="1")

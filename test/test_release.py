@@ -190,7 +190,7 @@ class TestPackageMetadata(TestCase):
         from inductor_fix import cli
 
         self.assertEqual(self.project["name"], "inductor-fix")
-        self.assertEqual(self.project["scripts"], {"inductor-fix": "inductor_fix.cli:main"})
+        self.assertEqual(self.project["scripts"], {"inductor-fix": "_inductor_fix_autoload:cli"})
         self.assertTrue(callable(cli.main))
         self.assertEqual(self.project["dependencies"], ["packaging>=20"])  # never torch: pip must not replace it
         self.assertEqual(self.project["optional-dependencies"], {

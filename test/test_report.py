@@ -197,12 +197,25 @@ class TestReportCommand(TestCase):
         good = json.dumps(_line())
         path = self._write(good, good[: len(good) // 2], "not json", json.dumps({**_line(), "format": FORMAT + 1}))
         result = _cli("report", str(path), "--json", timeout=120)
-        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.returncode, 1, result.stderr)  # what the skipped lines held is unknown
         summary = json.loads(result.stdout)
-        self.assertIs(summary["needed"], False)
-        self.assertEqual(summary["processes"], 1)
+        self.assertIs(summary["needed"], None)
+        self.assertEqual((summary["processes"], summary["lines_unread"]), (1, 3))
         self.assertIn("skipped 2 torn or garbled line(s)", summary["notes"])
         self.assertTrue(any(f"of report layout {FORMAT + 1}" in note for note in summary["notes"]), summary["notes"])
+
+    def test_a_torn_line_can_hide_the_process_that_needed_the_fix(self) -> None:
+        """Issue 41: a process killed while writing its line leaves a prefix of it; that process
+        may be the one that needed the fix, so the other lines cannot say "no" (exit 1)."""
+        clean, acted = json.dumps(_line()), json.dumps({**_line(**_acted()), "pid": 2})
+        torn = self._write(clean, acted[: len(acted) // 2])
+        result = _cli("report", str(torn), timeout=120)
+        self.assertEqual((result.returncode, result.stdout.splitlines()[0]), (1, "needed: unknown"), result.stdout)
+        self.assertIn("1 line(s) of the report could not be read", " ".join(result.stdout.split()))
+        self.assertNotIn("you can remove", result.stdout)
+        # A yes stands whatever a torn line held.
+        result = _cli("report", str(self._write(clean, acted, clean[:40])), timeout=120)
+        self.assertEqual((result.returncode, result.stdout.splitlines()[0]), (0, "needed: yes"), result.stdout)
 
     def test_lines_of_another_shape_are_skipped_not_crashed_on(self) -> None:
         good = _line()
@@ -212,7 +225,7 @@ class TestReportCommand(TestCase):
                {**good, "patches": [{**good["patches"][0], "details": "x"}]}, [good], "line"]
         path = self._write(json.dumps(good), *map(json.dumps, bad))
         result = _cli("report", str(path), "--json", timeout=120)
-        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.returncode, 1, result.stderr)  # needed: unknown, not a crash
         self.assertNotIn("Traceback", result.stderr)
         summary = json.loads(result.stdout)
         self.assertEqual(summary["processes"], 1)
@@ -221,12 +234,27 @@ class TestReportCommand(TestCase):
     def test_bad_report_path_for_run_changes_nothing(self) -> None:
         fifo = self.directory / "fifo"
         os.mkfifo(fifo)
-        for path, message in ((self.directory / "no" / "such" / "dir" / "f", "cannot append to it"),
+        for path, message in ((self.directory / "no" / "such" / "dir" / "f", "no such directory"),
                               (fifo, "not a regular file"), ("", "needs a file name")):
             result = _cli("run", "--report", str(path), "--", sys.executable, "-c", "print('RAN')", timeout=120)
             self.assertEqual(result.returncode, 2, path)
             self.assertIn(message, result.stderr)
             self.assertNotIn("RAN", result.stdout)
+
+    def test_a_second_job_in_the_same_file_is_said(self) -> None:
+        """Issue 41: a job's lines appended after another job's were folded into one answer
+        without a word; run says so at start (README: a new file per job), and still runs."""
+        used = self._write(json.dumps(_line()))
+        for args, env, said in ((["--report", str(used)], {}, f"--report {used}"),
+                                ([], {"INDUCTOR_FIX_REPORT": str(used)}, f"INDUCTOR_FIX_REPORT={used}"),
+                                (["--report", str(self.directory / "fresh.jsonl")], {}, None)):  # control
+            result = _cli("run", *args, "--", sys.executable, "-c", "print('RAN')", timeout=120, **env)
+            self.assertEqual((result.returncode, result.stdout), (0, "RAN\n"), result.stderr)
+            if said is None:
+                self.assertNotIn("already holds", result.stderr)
+            else:
+                self.assertIn(f"{said} already holds 1 line(s) of another job or an earlier run", result.stderr)
+                self.assertIn("give each job a new file", result.stderr)
 
     def test_a_command_not_found_creates_no_report(self) -> None:
         report = self.directory / "never.jsonl"

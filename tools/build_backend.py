@@ -8,7 +8,9 @@ torch`` of the environment would fail. So ``build_editable`` also puts a stand-i
 module into the editable wheel, as a real file of site-packages (it is found before
 setuptools' editable finder, which comes last on ``sys.meta_path``): it runs the checkout's
 own module when that exists (its cached bytecode, as an import would: nothing goes stale),
-and otherwise defines an ``activate`` that warns once and lets torch run stock.
+and otherwise defines an ``activate`` that warns once and lets torch run stock, and a ``cli``
+(the ``inductor-fix`` console script's target) that says in one line what to do, where the
+package's own command would fail with a traceback.
 ``pip uninstall`` removes it with the rest (it is in the wheel's RECORD). Everything else,
 the sdist and the wheel included, is setuptools' own.
 """
@@ -45,7 +47,28 @@ def _stand_in_activate():
         sys.stderr.write(message + "\\n")
 
 
+def _stand_in_cli():
+    """The inductor-fix console script where the checkout's module defines none (gone, moved, an
+    older commit): the package's command if it imports, else one line naming the cure."""
+    import os
+    import sys
+
+    try:
+        from inductor_fix.cli import main
+    except ModuleNotFoundError as error:
+        if error.name != "inductor_fix":
+            raise
+        checkout = os.path.dirname(_SOURCE)
+        where = "is gone or moved" if not os.path.isdir(checkout) else "holds no inductor_fix package"
+        sys.stderr.write(f"inductor-fix: this editable install's checkout {{checkout}} {{where}} ({{error}}): "
+                         "python -m pip install -e CHECKOUT from where the checkout is now, or python -m pip "
+                         "uninstall inductor-fix\\n")
+        return 1
+    return main()
+
+
 activate = _stand_in_activate
+cli = _stand_in_cli  # the checkout's module, once run, defines its own
 try:  # the checkout gone, moved, at a commit without the module, or the module failing: stock torch
     _code = _Loader(__name__, _SOURCE).get_code(__name__)
     __file__ = _SOURCE
@@ -54,7 +77,7 @@ try:  # the checkout gone, moved, at a commit without the module, or the module 
         raise ImportError("it defines no activate()")
 except Exception as _error:
     _MISSING = f"{{type(_error).__name__}}: {{_error}}"
-    activate = _stand_in_activate  # not a half-defined one of the checkout's
+    activate, cli = _stand_in_activate, _stand_in_cli  # not half-defined ones of the checkout's
     __file__ = __spec__.origin if globals().get("__spec__") is not None else __file__
 '''
 

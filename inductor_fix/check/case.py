@@ -15,6 +15,8 @@ import warnings
 
 import inductor_fix
 
+from .child import die_with_parent
+
 RESULT_MARKER = "INDUCTOR_FIX_CASE_RESULT"
 
 
@@ -25,6 +27,7 @@ def ignore_cpu_backend_warning() -> None:
 
 
 def main(argv: list[str]) -> int:
+    die_with_parent()  # a check killed outright must not leave its cases running
     op, order, device = argv
     if device == "cpu":
         ignore_cpu_backend_warning()

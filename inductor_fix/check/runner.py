@@ -21,24 +21,23 @@ check could not run.
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import dataclasses
 import importlib.util
 import json
 import os
 import signal
 import sys
-import tempfile
 import textwrap
 import threading
 from typing import Any, Sequence
 
 import inductor_fix
 
+from .._files import unwritable, write_whole
 from .._versions import please_report
 from ..patches import patch_for_op
 from .case import RESULT_MARKER, ignore_cpu_backend_warning
-from .child import Stopped, run_child, stop_all
+from .child import Stopped, private_directory, run_child, stop_all, sweep
 from .table import default_ops, harness_notes, label_of, orders_of, steps_of, unavailable
 
 __all__ = ["EXIT_STATUS", "Case", "run_check", "verdict"]
@@ -144,7 +143,7 @@ def _run_case(case: Case, timeout: float, threads: int | None, started: Any = No
 
 
 def _run_case_process(case: Case, timeout: float, threads: int | None) -> Case:
-    with tempfile.TemporaryDirectory(prefix="inductor_fix_check_") as cache_dir:
+    with private_directory("inductor_fix_check_") as cache_dir:
         env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache_dir, PYTHONUNBUFFERED="1")
         env.pop("INDUCTOR_FIX_DISABLE", None)
         if case.mode == "stock":
@@ -259,6 +258,7 @@ def run_check(
 
 def _run_check(ops: Sequence[str], device: str, jobs: int | None, timeout: float, json_path: str | None) -> int:
     print(f"inductor_fix check: loading torch ({', '.join(ops)}) ...", flush=True)
+    sweep()  # what a check killed outright (SIGKILL) left in the temporary directory
     ignore_cpu_backend_warning()
     try:
         import torch
@@ -277,9 +277,10 @@ def _run_check(ops: Sequence[str], device: str, jobs: int | None, timeout: float
     if device == "cuda" and not torch.cuda.is_available():
         print("inductor_fix check: --device cuda, but torch sees no CUDA device", file=sys.stderr)
         return 2
-    problem = _unwritable(json_path) if json_path else None
-    if problem:  # said now, not after every case has run
-        print(f"inductor_fix check: cannot write --json {json_path}: {problem}", file=sys.stderr)
+    # Said now, not after every case has run; in run --report's words (inductor_fix._files).
+    problem = unwritable(json_path, create=False) if json_path else None
+    if problem:
+        print(f"inductor_fix check: --json {json_path}: {problem}", file=sys.stderr)
         return 2
     cpus = os.cpu_count() or 1
     jobs = jobs or (cpus if device == "cpu" else max(1, min(8, cpus // 2)))
@@ -336,53 +337,18 @@ def _run_check(ops: Sequence[str], device: str, jobs: int | None, timeout: float
         print(_wrapped(please_report("check --json FILE's file and the output of inductor-fix status --json")))
     if json_path:
         try:
-            _write_whole(json_path, {"torch": status.torch_version, "triton": status.triton_version, "device": device,
-                                     "inductor_fix": inductor_fix.__version__,
-                                     "exit_status": exit_status, "verdict": EXIT_STATUS[exit_status].split(":")[0],
-                                     "options": {"ops": list(dict.fromkeys(c.op for c in cases)), "jobs": jobs,
-                                                 "timeout": timeout},
-                                     "skipped": skipped,
-                                     "cases": [dataclasses.asdict(c) for c in cases]})
+            write_whole(json_path, json.dumps({
+                "torch": status.torch_version, "triton": status.triton_version, "device": device,
+                "inductor_fix": inductor_fix.__version__, "exit_status": exit_status,
+                "verdict": EXIT_STATUS[exit_status].split(":")[0],
+                "options": {"ops": list(dict.fromkeys(c.op for c in cases)), "jobs": jobs, "timeout": timeout},
+                "skipped": skipped,
+                "cases": [dataclasses.asdict(c) for c in cases]}, indent=2))
         except OSError as error:  # it could be written at start: something changed since
-            print(f"inductor_fix check: cannot write --json {json_path}: {error.strerror or error}", file=sys.stderr)
+            print(f"inductor_fix check: --json {json_path}: cannot write to it: {error.strerror or error}",
+                  file=sys.stderr)
             return 2
     return exit_status
-
-
-def _unwritable(path: str) -> str | None:
-    """Why ``--json`` cannot write ``path`` at the end, or None. It is written as a file made
-    beside it and renamed over it, so that is tried now (and removed): a check stopped early
-    leaves nothing behind."""
-    import stat
-
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        return "it is a directory"
-    if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
-        return "it is not a regular file"
-    if not os.path.isdir(folder):
-        return f"no such directory: {folder}"
-    try:
-        descriptor, trial = tempfile.mkstemp(prefix=".inductor_fix_check_", suffix=".json", dir=folder)
-    except OSError as error:
-        return f"cannot create a file in {folder}: {error.strerror or error}"
-    os.close(descriptor)
-    os.unlink(trial)
-    return None
-
-
-def _write_whole(path: str, data: dict[str, Any]) -> None:
-    """Write ``data`` as JSON to ``path`` whole or not at all: a temporary file beside it, then renamed."""
-    folder = os.path.dirname(os.path.abspath(path))
-    descriptor, temporary = tempfile.mkstemp(prefix=".inductor_fix_check_", suffix=".json", dir=folder)
-    try:
-        with os.fdopen(descriptor, "w") as handle:
-            json.dump(data, handle, indent=2)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
 
 
 def _estimate(cases: int, jobs: int, device: str, cpus: int) -> str:

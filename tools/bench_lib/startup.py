@@ -1,49 +1,58 @@
-"""What the package adds to a Python process's start-up, measured side by side.
+"""What the package adds to a Python process's start-up, measured side by side, installed as
+users install it: this checkout's wheel in a fresh venv that sees this interpreter's torch
+(:func:`torchenv.borrowing_venv`, less any inductor-fix), beside a second fresh venv without
+it. An editable install, or the checkout on ``PYTHONPATH``, would measure something else: its
+import finder loads modules (``importlib.util``, ``contextlib``) that a user's process then
+pays for in the package's code instead. Every child runs in a scratch directory (``-c`` puts
+the working directory first on ``sys.path``, where a checkout would shadow the wheel), with
+the bytecode pip compiled at install.
 
 - ``run, no torch``: ``python -c pass`` alone against the same under ``inductor-fix
-  run``'s start-up hook (its folder first on ``PYTHONPATH``): what every process a
-  command starts pays when it never imports torch (data loaders, tokenizer pools,
-  tool scripts). Wall time of each process, measured by this parent; the two run
-  back to back in alternating order, and each repetition's difference is one pair.
+  run``'s start-up hook (the installed ``inductor_fix/_bootstrap`` first on ``PYTHONPATH``):
+  what every process a command starts pays when it never imports torch (data loaders,
+  tokenizer pools, tool scripts). Wall time of each process, measured by this parent; the
+  two run back to back in alternating order, and each repetition's difference is one pair.
 - ``run, import torch``: ``python -c "import torch"`` alone against the same under
   the hook, which imports the package while torch imports (same pairing).
 - ``import after torch``: ``import inductor_fix`` right after ``import torch``, timed
   with ``perf_counter`` inside fresh processes; also which ``torch._inductor`` modules
   that import pulled in (none is the goal).
 
+These three with ``INDUCTOR_FIX_AUTOLOAD=0``: the other routes alone.
+
 - ``autoload``: what installing the package adds to every ``import torch`` (torch's
-  ``torch.backends`` entry point). Two folders first on ``PYTHONPATH``, each holding an
-  ``inductor-fix`` distribution's metadata that shadows any installed one: with the entry
-  point, and without. In fresh processes, alternating, paired: torch's
-  ``_import_device_backends()`` timed with ``perf_counter`` (``TORCH_DEVICE_BACKEND_AUTOLOAD=0``
-  skips torch's own call, so the child makes it; the precise figure), and the wall time of
-  ``python -c "import torch"`` (torch's own call; noisier).
+  ``torch.backends`` entry point): the venv with the wheel against the venv without it. In
+  fresh processes, alternating, paired: torch's ``_import_device_backends()`` timed with
+  ``perf_counter`` (``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` skips torch's own call, so the child
+  makes it; the precise figure), and the wall time of ``python -c "import torch"`` (torch's
+  own call; noisier).
 
-``--against CHECKOUT`` adds another checkout's ``run`` hook to the first measurement,
-in the same rotation (before/after a change, side by side).
+``--against CHECKOUT`` installs another checkout's wheel in a third venv and adds its ``run``
+hook to the first measurement, in the same rotation (before/after a change, side by side).
 
-Goals (issue 21): no torch ≤ 5 ms added (median of pairs); import after torch ≤ 10 ms;
-(issue 29) autoload ≤ 10 ms added per ``import torch``.
-The package's bytecode is compiled first and children may use it, as after ``pip
-install`` (``PYTHONDONTWRITEBYTECODE`` is dropped from their environment).
+Goals: no torch ≤ 1 ms added (median of pairs; issue 41, was 5 ms); import after torch
+≤ 10 ms (issue 21); autoload ≤ 10 ms added per ``import torch`` (issue 29).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
 
 from inductor_fix._stats import summary
 
 __all__ = ["GOALS_MS", "HELP", "add_arguments", "markdown", "run"]
 
-HELP = "process start-up under run, and import after torch (~5 min)"
+HELP = "process start-up under run, import after torch, and autoload, installed from a wheel (~6 min)"
 
-GOALS_MS = {"run_no_torch": 5.0, "import_after_torch": 10.0, "autoload": 10.0}
+GOALS_MS = {"run_no_torch": 1.0, "import_after_torch": 10.0, "autoload": 10.0}
 IMPORT_CHILD = """
 import json, sys, time
 import torch
@@ -74,77 +83,110 @@ def _environment() -> dict[str, str]:
             "INDUCTOR_FIX_AUTOLOAD": "0"}
 
 
-def _wall(command: list[str], env: dict[str, str], cwd: str | None = None) -> float:
+class Venv(NamedTuple):
+    """A fresh venv: its ``python``, and the installed ``run`` hook's folder (None without the wheel)."""
+
+    python: str
+    bootstrap: str | None
+
+
+def _sources(checkout: Path, into: Path) -> Path:
+    """A copy of ``checkout``'s files that git tracks or would track (the working tree, ignored
+    files left out: venvs, build output), for pip to build from: a build leaves ``build/`` and an
+    ``.egg-info`` in what it builds."""
+    listed = subprocess.run(["git", "-C", str(checkout), "ls-files", "-z", "--cached", "--others",
+                             "--exclude-standard"], capture_output=True)
+    if listed.returncode:
+        raise SystemExit(f"tools/bench startup: {checkout} is not a git checkout: {listed.stderr.decode().strip()}")
+    for name in filter(None, listed.stdout.decode().split("\0")):
+        source = checkout / name
+        if source.is_file():  # a deletion not yet committed is listed too
+            (into / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, into / name)
+    return into
+
+
+def _venv(directory: Path, checkout: Path | None) -> Venv:
+    """A fresh venv at ``directory`` that sees this interpreter's torch, with ``checkout``'s
+    wheel installed (pip builds it from a copy), or without inductor-fix if None."""
+    import torch
+
+    from torchenv import borrowing_venv, site_packages
+
+    python = borrowing_venv(directory, Path(torch.__file__).resolve().parents[1])
+    if checkout is None:
+        return Venv(str(python), None)
+    source = _sources(checkout, directory.with_name(directory.name + "-source"))
+    try:
+        import setuptools  # noqa: F401  (present: build with it, no download)
+
+        isolation = ["--no-build-isolation"]
+    except ImportError:
+        isolation = []
+    built = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", *isolation, "--no-deps",
+                            "-q", "--disable-pip-version-check", str(source)], capture_output=True, text=True,
+                           env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    if built.returncode:
+        raise SystemExit(f"tools/bench startup: pip could not install {checkout}:\n{built.stderr[-3000:]}")
+    bootstrap = site_packages(python) / "inductor_fix" / "_bootstrap"
+    if not (bootstrap / "sitecustomize.py").is_file():
+        raise SystemExit(f"tools/bench startup: the wheel of {checkout} did not install into {directory}")
+    return Venv(str(python), str(bootstrap))
+
+
+def _wall(command: list[str], env: dict[str, str], cwd: str) -> float:
     start = time.perf_counter()
     subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL, cwd=cwd)
     return (time.perf_counter() - start) * 1e3
 
 
-def _paired(code: str, reps: int, against: str | None = None) -> dict[str, Any]:
-    from inductor_fix.launcher import environment
-
-    envs = {"alone": _environment(), "under_run": environment(_environment())}
-    if against:  # that checkout's hook first on PYTHONPATH, its package importable after it
-        hook = os.pathsep.join([os.path.join(against, "inductor_fix", "_bootstrap"), against])
-        envs["under_other_run"] = dict(_environment(), PYTHONPATH=hook)
-    command = [sys.executable, "-c", code]
-    times: dict[str, list[float]] = {name: [] for name in envs}
-    for env in envs.values():
-        _wall(command, env)  # warm the page cache and bytecode
+def _paired(code: str, reps: int, venv: Venv, cwd: str, other: Venv | None = None) -> dict[str, Any]:
+    """``python -c code`` alone and under the installed ``run`` hook (and ``other``'s), rotated."""
+    arms = {"alone": (venv.python, _environment()),
+            "under_run": (venv.python, dict(_environment(), PYTHONPATH=venv.bootstrap))}
+    if other is not None:
+        arms["under_other_run"] = (other.python, dict(_environment(), PYTHONPATH=other.bootstrap))
+    times: dict[str, list[float]] = {name: [] for name in arms}
+    for python, env in arms.values():
+        _wall([python, "-c", code], env, cwd)  # warm the page cache
     for rep in range(reps):
-        names = list(envs)[rep % len(envs):] + list(envs)[:rep % len(envs)]  # rotate who goes first
+        names = list(arms)[rep % len(arms):] + list(arms)[:rep % len(arms)]  # rotate who goes first
         for name in names:
-            times[name].append(_wall(command, envs[name]))
+            python, env = arms[name]
+            times[name].append(_wall([python, "-c", code], env, cwd))
     result = {f"{name}_ms": summary(values) for name, values in times.items()}
-    for name in envs:
+    for name in arms:
         if name != "alone":
             key = "added_ms" if name == "under_run" else "other_added_ms"
             result[key] = summary([t - a for t, a in zip(times[name], times["alone"])])
     return result
 
 
-def _distribution(folder: str, entry_point: bool) -> str:
-    """``folder`` holding an ``inductor-fix`` dist-info (with the autoload entry point or
-    without), to put first on ``PYTHONPATH``: it shadows an installed one of that name."""
-    from inductor_fix import __version__
-
-    info = os.path.join(folder, f"inductor_fix-{__version__}.dist-info")
-    os.makedirs(info)
-    with open(os.path.join(info, "METADATA"), "w") as handle:
-        handle.write(f"Metadata-Version: 2.1\nName: inductor-fix\nVersion: {__version__}\n")
-    if entry_point:
-        with open(os.path.join(info, "entry_points.txt"), "w") as handle:
-            handle.write("[torch.backends]\ninductor_fix = _inductor_fix_autoload:activate\n")
-    return folder
+def _imports(reps: int, venv: Venv, cwd: str) -> list[dict[str, Any]]:
+    """``import inductor_fix`` after ``import torch``, ``reps`` fresh processes (and one first to warm)."""
+    imports = []
+    for _ in range(reps + 1):
+        process = subprocess.run([venv.python, "-c", IMPORT_CHILD], env=_environment(), capture_output=True,
+                                 text=True, check=True, cwd=cwd)
+        imports.append(json.loads(process.stdout.strip().splitlines()[-1]))
+    return imports[1:]
 
 
-def _autoload(reps: int) -> dict[str, Any]:
-    import tempfile
-
-    import inductor_fix
-
-    checkout = os.path.dirname(os.path.dirname(os.path.abspath(inductor_fix.__file__)))  # the entry point's module
-    with tempfile.TemporaryDirectory() as directory:
-        folders = {name: _distribution(os.path.join(directory, name), name == "installed")
-                   for name in ("absent", "installed")}
-        envs = {name: dict(_environment(), PYTHONPATH=os.pathsep.join([folder, checkout]))
-                for name, folder in folders.items()}
-        for env in envs.values():
-            env.pop("INDUCTOR_FIX_AUTOLOAD")  # on, as installed
-        timed: dict[str, list[dict[str, Any]]] = {name: [] for name in envs}
-        walls: dict[str, list[float]] = {name: [] for name in envs}
-        for rep in range(reps + 1):
-            names = list(envs)[rep % 2:] + list(envs)[:rep % 2]
-            for name in names:
-                # cwd: `-c` puts the working directory first on sys.path, and a checkout that pip
-                # built in holds an inductor_fix.egg-info that would shadow both folders.
-                process = subprocess.run([sys.executable, "-c", AUTOLOAD_CHILD], capture_output=True, text=True,
-                                         check=True, env=dict(envs[name], TORCH_DEVICE_BACKEND_AUTOLOAD="0"),
-                                         cwd=directory)
-                timed[name].append(json.loads(process.stdout.strip().splitlines()[-1]))
-                walls[name].append(_wall([sys.executable, "-c", "import torch"], envs[name], directory))
-        timed = {name: values[1:] for name, values in timed.items()}  # the first pair warms caches
-        walls = {name: values[1:] for name, values in walls.items()}
+def _autoload(reps: int, venvs: dict[str, Venv], cwd: str) -> dict[str, Any]:
+    """``import torch`` in the venv without the package (``absent``) and with it (``installed``)."""
+    envs = {name: {k: v for k, v in _environment().items() if k != "INDUCTOR_FIX_AUTOLOAD"}  # on, as installed
+            for name in venvs}
+    timed: dict[str, list[dict[str, Any]]] = {name: [] for name in venvs}
+    walls: dict[str, list[float]] = {name: [] for name in venvs}
+    for rep in range(reps + 1):
+        names = list(venvs)[rep % 2:] + list(venvs)[:rep % 2]
+        for name in names:
+            process = subprocess.run([venvs[name].python, "-c", AUTOLOAD_CHILD], capture_output=True, text=True,
+                                     check=True, env=dict(envs[name], TORCH_DEVICE_BACKEND_AUTOLOAD="0"), cwd=cwd)
+            timed[name].append(json.loads(process.stdout.strip().splitlines()[-1]))
+            walls[name].append(_wall([venvs[name].python, "-c", "import torch"], envs[name], cwd))
+    timed = {name: values[1:] for name, values in timed.items()}  # the first pair warms caches
+    walls = {name: values[1:] for name, values in walls.items()}
     if not all(t["active"] for t in timed["installed"]) or any(t["active"] for t in timed["absent"]):
         raise SystemExit("tools/bench startup: the entry point did not activate the package as expected")
     return {"backends_call_ms": {name: summary([t["ms"] for t in values]) for name, values in timed.items()},
@@ -156,49 +198,48 @@ def _autoload(reps: int) -> dict[str, Any]:
 
 
 def add_arguments(parser: Any) -> None:
-    from pathlib import Path
-
     parser.add_argument("--reps", type=int, default=30, help="paired repetitions (default 30)")
     parser.add_argument("--against", type=Path, metavar="CHECKOUT",
                         help="another checkout of this project whose run hook is measured side by side")
 
 
 def run(args: Any, child: Any = None) -> dict[str, Any]:
-    """The three measurements, ``args.reps`` repetitions each; ``args.against``: another
-    checkout whose ``run`` hook is measured beside this one's (the first measurement only)."""
-    reps, against = args.reps, str(args.against.resolve()) if args.against else None
-    import compileall
-
+    """The four measurements, ``args.reps`` repetitions each, in fresh venvs made for them (and
+    removed after); ``args.against``: another checkout whose ``run`` hook is measured beside
+    this one's (the first measurement only)."""
     import torch
 
-    import inductor_fix
-
-    compileall.compile_dir(os.path.dirname(inductor_fix.__file__), quiet=1)
-    print(f"run, no torch: python -c pass, alone and under run, {reps} pairs ...", flush=True)
-    no_torch = _paired("pass", reps, against)
-    print(f"run, import torch: {reps} pairs ...", flush=True)
-    with_torch = _paired("import torch", reps)
-    print(f"import inductor_fix after import torch: {reps} fresh processes ...", flush=True)
-    imports = []
-    for _ in range(reps + 1):
-        process = subprocess.run([sys.executable, "-c", IMPORT_CHILD], env=_environment(), capture_output=True,
-                                 text=True, check=True)
-        imports.append(json.loads(process.stdout.strip().splitlines()[-1]))
-    imports = imports[1:]  # the first one compiles bytecode
-    print(f"autoload: import torch with and without the entry point installed, {reps} pairs ...", flush=True)
-    autoload = _autoload(reps)
+    reps = args.reps
+    checkout = Path(__file__).resolve().parents[2]
+    against = args.against.resolve() if args.against else None
+    with tempfile.TemporaryDirectory(prefix="inductor_fix_bench_startup_") as directory:
+        scratch = os.path.join(directory, "cwd")
+        os.mkdir(scratch)
+        print("installing this checkout's wheel into a fresh venv, and making one without it ...", flush=True)
+        venv = _venv(Path(directory, "installed"), checkout)
+        absent = _venv(Path(directory, "absent"), None)
+        other = _venv(Path(directory, "against"), against) if against else None
+        print(f"run, no torch: python -c pass, alone and under run, {reps} pairs ...", flush=True)
+        no_torch = _paired("pass", reps, venv, scratch, other)
+        print(f"run, import torch: {reps} pairs ...", flush=True)
+        with_torch = _paired("import torch", reps, venv, scratch)
+        print(f"import inductor_fix after import torch: {reps} fresh processes ...", flush=True)
+        imports = _imports(reps, venv, scratch)
+        print(f"autoload: import torch with and without the package installed, {reps} pairs ...", flush=True)
+        autoload = _autoload(reps, {"absent": absent, "installed": venv}, scratch)
     return {"kind": "startup", "torch": torch.__version__, "python": sys.version.split()[0],
-            "cpus": os.cpu_count(), "reps": reps, "run_no_torch": no_torch, "against": _commit(against),
-            "run_import_torch": with_torch,
+            "cpus": os.cpu_count(), "reps": reps, "form": "installed: a wheel in a fresh venv",
+            "commit": _commit(str(checkout)), "run_no_torch": no_torch,
+            "against": _commit(str(against)) if against else None, "run_import_torch": with_torch,
             "import_after_torch_ms": summary([i["ms"] for i in imports]),
             "inductor_modules": sorted({m for i in imports for m in i["inductor_modules"]}), "autoload": autoload,
             "goals_ms": GOALS_MS}
 
 
-def _commit(checkout: str | None) -> str | None:
-    if checkout is None:
-        return None
-    process = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=checkout, capture_output=True, text=True)
+def _commit(checkout: str) -> str:
+    """The commit a checkout is at, ``-dirty`` if its working tree differs (what was measured)."""
+    process = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=7"], cwd=checkout,
+                             capture_output=True, text=True)
     return process.stdout.strip() or "another checkout"
 
 
@@ -233,8 +274,8 @@ def markdown(data: dict[str, Any]) -> str:
              f"{autoload['import_torch_wall_ms']['absent']['median']:.0f} without"),
         ]
     return "\n".join([
-        f"Start-up cost, torch {data['torch']}, Python {data['python']}, {data['cpus']} CPUs, {data['reps']} "
-        f"repetitions (`{data['command']}`):", "",
+        f"Start-up cost, {data.get('form', 'from the checkout')}, torch {data['torch']}, Python {data['python']}, "
+        f"{data['cpus']} CPUs, {data['reps']} repetitions (`{data['command']}`):", "",
         "| measured | median [spread] | goal | beside it |", "|---|---|---|---|",
         *(f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows),
     ])
