@@ -68,14 +68,10 @@ def _status(args: argparse.Namespace) -> int:
         if status.protected and elsewhere:
             # This command imported the package itself; the environment's other processes do not get it.
             status = dataclasses.replace(status, reason=f"in this command only, not in other processes (autoload "
-                                                        f"{elsewhere}, below): "
-                                                        + status.reason.removeprefix("protected: "))
+                                                        f"{elsewhere}, below): {status.detail}")
         # This command's own state first, then whether the environment's other processes get it.
-        lines = status.format().splitlines()
-        headline = next(i for i, line in enumerate(lines) if line.startswith("  inductor_fix "))
-        print("\n".join([*lines[:headline], *textwrap.wrap(f"autoload: {autoload}", 100, initial_indent="  ",
-                                                          subsequent_indent="    ", break_on_hyphens=False),
-                         *lines[headline:]]))
+        print(status.format(after_headline=textwrap.wrap(f"autoload: {autoload}", 100, initial_indent="  ",
+                                                         subsequent_indent="    ", break_on_hyphens=False)))
     if status.state == "unsupported" and not args.json:
         from ._versions import please_report
 
@@ -85,8 +81,7 @@ def _status(args: argparse.Namespace) -> int:
         return 1
     if args.require == "protected" and not status.protected:
         hint = " (drop --no-load to resolve it)" if args.no_load and status.state == "pending" else ""
-        reason = status.reason.removeprefix("not protected: ")
-        print(f"inductor_fix status: not protected ({status.state}): {reason}{hint}", file=sys.stderr)
+        print(f"inductor_fix status: not protected ({status.state}): {status.detail}{hint}", file=sys.stderr)
         return 1
     if args.require == "protected" and off_here:
         print(f"inductor_fix status: not protected: autoload is off ({off}), so a process that neither imports "
@@ -124,14 +119,13 @@ def _report(args: argparse.Namespace) -> int:
     from .report import ReportError, format_summary, read, summarize
 
     try:
-        entries, notes = read(args.file)
+        entries, skipped = read(args.file)
     except ReportError as error:
         print(json.dumps({"needed": None, "error": str(error)}, indent=2) if args.json else "needed: unknown")
         print(f"inductor-fix report: {error}", file=sys.stderr)
         return 2
-    if not entries and not notes:
-        notes = ["no line: no process of the job loaded Inductor"]
-    summary = summarize(entries, notes)
+    notes = ["no line: no process of the job loaded Inductor"] if not entries and not skipped else []
+    summary = summarize(entries, skipped, notes)
     print(json.dumps(summary, indent=2) if args.json else format_summary(summary))
     return 1 if summary["needed"] is None else 0
 

@@ -10,7 +10,7 @@ activity kinds read as (the patch table's).
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import patches as table
 from ._report_writer import FORMAT, VARIABLE
@@ -36,8 +36,8 @@ class ReportError(Exception):
     """The report file cannot be read at all; the message says why."""
 
 
-def read(path: str) -> tuple[list[dict[str, Any]], list[str]]:
-    """The usable lines of ``path`` and one message per kind of line skipped (torn or
+def read(path: str) -> tuple[list[dict[str, Any]], list[Skipped]]:
+    """The usable lines of ``path`` and one :class:`Skipped` per kind of line skipped (torn or
     garbled, another layout). Raises :class:`ReportError` if the file cannot be read or
     is not a regular file (a FIFO would block the reader)."""
     import stat
@@ -75,10 +75,20 @@ def read(path: str) -> tuple[list[dict[str, Any]], list[str]]:
     if garbled and not (usable or other or ours):
         raise ReportError(f"{path} is not a job report: none of its {garbled} line(s) is one that inductor_fix "
                           f"writes (a JSON object starting with {{\"format\":)")
-    skipped = [f"skipped {garbled} torn or garbled line(s)"] if garbled else []
-    skipped += [f"skipped {count} line(s) of report {key}; this inductor_fix reads layout {FORMAT}"
+    skipped = [Skipped(garbled, "torn or garbled line(s)")] if garbled else []
+    skipped += [Skipped(count, f"line(s) of report {key}; this inductor_fix reads layout {FORMAT}")
                 for key, count in other.items()]
     return usable, skipped
+
+
+class Skipped(NamedTuple):
+    """Lines :func:`read` could not use: how many, and why; ``str()`` is the note printed."""
+
+    lines: int
+    why: str
+
+    def __str__(self) -> str:
+        return f"skipped {self.lines} {self.why}"
 
 
 def _well_formed(entry: Any) -> bool:
@@ -125,10 +135,11 @@ def _where(entry: dict[str, Any]) -> str:
     return f"{rank}, pid {entry.get('pid')}{host}"
 
 
-def summarize(entries: list[dict[str, Any]], notes: Iterable[str] = ()) -> Summary:
-    """Fold the lines of a job into a :class:`Summary`; ``notes``: :func:`read`'s (a line it
-    skipped makes a ``needed: no`` unknown)."""
-    notes = list(notes)
+def summarize(entries: list[dict[str, Any]], skipped: Iterable[Skipped] = (), notes: Iterable[str] = ()) -> Summary:
+    """Fold the lines of a job into a :class:`Summary`; ``skipped``: what :func:`read` could not
+    use (a line it skipped makes a ``needed: no`` unknown); ``notes``: more to say under it."""
+    skipped = list(skipped)
+    notes = [str(note) for note in skipped] + list(notes)
     patches: dict[str, dict[str, Any]] = {}
     for entry in entries:
         for patch in entry["patches"]:
@@ -156,7 +167,7 @@ def summarize(entries: list[dict[str, Any]], notes: Iterable[str] = ()) -> Summa
     # Nor does a line that could not be read (torn by a process killed while writing it, a full
     # disk; another layout): the process that wrote it may be the one that needed the fix. Only
     # a yes stands whatever such a line held.
-    unread = _unread(notes)
+    unread = sum(note.lines for note in skipped)
     needed = True if acted else (None if blind or died or unread or not benchmarks else False)
     torches = sorted({str(e.get("torch")) for e in entries})
     summary = Summary(needed=needed, processes=len(entries), processes_with_fix_on=len(on), benchmarks=benchmarks,
@@ -168,13 +179,6 @@ def summarize(entries: list[dict[str, Any]], notes: Iterable[str] = ()) -> Summa
     summary["lines_unread"] = unread
     summary["advice"] = _advice(summary, entries, blind)
     return summary
-
-
-def _unread(notes: Iterable[str]) -> int:
-    """How many lines :func:`read` skipped, from its notes (``skipped N ...``)."""
-    import re
-
-    return sum(int(match.group(1)) for note in notes if (match := re.match(r"skipped (\d+) ", note)))
 
 
 def _died_in_compile(entry: dict[str, Any]) -> bool:
@@ -207,7 +211,7 @@ _BUG = r"launcher\(\) (got multiple values for argument|missing \d+ required pos
 
 def _advice(summary: Summary, entries: list[dict[str, Any]], blind: list[dict[str, Any]]) -> str:
     torch = ", ".join(summary["torch"]) or "?"
-    if not entries and any(note.startswith("skipped") for note in summary["notes"]):
+    if not entries and summary["lines_unread"]:
         return ("no line of the report could be used (see the notes: lines torn by a process killed while writing, "
                 "or of another inductor_fix's layout): nothing to judge; run the job again")
     if not entries:
@@ -259,7 +263,7 @@ def format_summary(summary: Summary, width: int = 100) -> str:
     needed = {True: "yes", False: "no", None: "unknown"}[summary["needed"]]
     lines = [f"needed: {needed}",
              f"{summary['processes']} process(es) "
-             + ("with a usable line" if any(n.startswith("skipped") for n in summary["notes"]) else "loaded Inductor")
+             + ("with a usable line" if summary["lines_unread"] else "loaded Inductor")
              + f" ({summary['processes_with_fix_on']} with the fix on, "
              f"{summary['benchmarks']} autotuning benchmark(s)"
              + (f", {summary['processes_died_in_compile']} died in a compile" if summary["processes_died_in_compile"]

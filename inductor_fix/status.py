@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from typing import Sequence
 
 __all__ = ["PROTECTED_STATES", "PatchStatus", "State", "Status"]
 
@@ -82,6 +83,9 @@ class Status:
     patches: tuple[PatchStatus, ...]
     inductor_fix_version: str | None = None
     activated_by: tuple[str, ...] = ()
+    #: ``reason`` without its verdict (``protected: ``, ``not protected: ``): what a reader that
+    #: words the verdict itself (``status --require``, the CLI's headline) shows.
+    detail: str = ""
 
     @classmethod
     def of(cls, patches: tuple[PatchStatus, ...], torch_version: str | None, triton_version: str | None,
@@ -95,16 +99,17 @@ class Status:
             state, named = State.NOT_NEEDED, list(patches)
         protected = None if state == State.PENDING else state in PROTECTED_STATES
         if state == State.PENDING and torch_version is None:
-            reason = "torch is not installed in this environment: nothing to patch until it is"
+            detail = "torch is not installed in this environment: nothing to patch until it is"
         elif state == State.APPLIED:
-            reason = "protected: " + "; ".join(f"{p.name} {p.state}" for p in patches)
+            detail = "; ".join(f"{p.name} {p.state}" for p in patches)
         elif state == State.NOT_NEEDED:
-            reason = "protected: this torch has none of the bugs the patches fix"
+            detail = "this torch has none of the bugs the patches fix"
         else:
             which = "" if len(named) == len(patches) else f"{', '.join(p.name for p in named)} {state}: "
-            reason = f"{'' if protected is None else 'not protected: '}{which}{named[0].reason}"
-        return cls(state, reason, protected, torch_version, triton_version, patches, inductor_fix_version,
-                   tuple(activated_by))
+            detail = f"{which}{named[0].reason}"
+        verdict = {True: "protected: ", False: "not protected: ", None: ""}[protected]
+        return cls(state, verdict + detail, protected, torch_version, triton_version, patches, inductor_fix_version,
+                   tuple(activated_by), detail)
 
     def patch(self, name: str) -> PatchStatus:
         """The :class:`PatchStatus` called ``name``; KeyError if there is none."""
@@ -118,14 +123,16 @@ class Status:
 
         return json.loads(json.dumps(dataclasses.asdict(self), default=str))
 
-    def format(self, width: int = 100) -> str:
+    def format(self, width: int = 100, after_headline: Sequence[str] = ()) -> str:
         """Human-readable summary, as printed by ``inductor-fix status``: lines of at most
-        ``width`` columns, targets named relative to ``torch._inductor``."""
+        ``width`` columns, targets named relative to ``torch._inductor``; ``after_headline``: lines
+        a caller puts right under the headline (the CLI's autoload line)."""
         import textwrap
 
         module = "torch._inductor."
         lines = textwrap.wrap(f"inductor_fix: {self.state} - {self.reason}", width, subsequent_indent="  ",
                               break_on_hyphens=False)
+        lines += after_headline
         lines.append(f"  inductor_fix {self.inductor_fix_version}, torch {self.torch_version or 'not installed'}, "
                      f"triton {self.triton_version or 'not installed'}; targets in {module[:-1]}")
         lines += textwrap.wrap(f"activated by: {', '.join(self.activated_by) or 'nothing'}", width,

@@ -3,6 +3,8 @@ report every process appends at exit (``run --report FILE``), and ``inductor-fix
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import os
 import shutil
@@ -16,7 +18,7 @@ from helpers import OP, ORDER, affected, needs_a_check_op
 
 import inductor_fix
 from inductor_fix.patches import PATCHES, patch_for_op
-from inductor_fix.report import EXIT_STATUS, FORMAT, summarize
+from inductor_fix.report import EXIT_STATUS, FORMAT, Skipped, format_summary, summarize
 from torch._inductor.test_case import TestCase, run_tests
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -410,6 +412,35 @@ class TestJobReport(TestCase):
         self.assertEqual(result.returncode, 1, result.stdout)
         self.assertEqual(result.stdout.splitlines()[0], "needed: unknown")
         self.assertIn("the fix was off", result.stdout)
+
+
+
+class TestFieldsNotText(TestCase):
+    """Readers of the report's notes and of the status read fields: rewording a message changes
+    nothing they decide."""
+
+    def test_skipped_lines_count_whatever_their_note_says(self) -> None:
+        reworded = Skipped(3, "lines the reader could make nothing of")
+        self.assertEqual(str(reworded), "skipped 3 lines the reader could make nothing of")
+        nothing = summarize([], [reworded])
+        self.assertEqual(nothing["lines_unread"], 3)
+        self.assertIn("no line of the report could be used", nothing["advice"])
+        some = summarize([_line()], [reworded])
+        self.assertIsNone(some["needed"])  # a torn line could hide the process that needed the fix
+        self.assertIn("with a usable line", format_summary(some))
+        self.assertIn("loaded Inductor", format_summary(summarize([_line()], [], ["another note"])))
+
+    def test_status_verdict_and_detail_are_fields(self) -> None:
+        from inductor_fix.status import PatchStatus, State, Status
+
+        patches = (PatchStatus("a", "m.C.f", State.APPLIED, "why a"),
+                   PatchStatus("b", "m.C.g", State.DISABLED, "why b"))
+        status = Status.of(patches, "2.14.1", "3.8.0")
+        self.assertEqual(status.reason, f"not protected: {status.detail}")
+        self.assertEqual(status.detail, "b disabled: why b")
+        reworded = dataclasses.replace(status, reason="NOT PROTECTED (b)")
+        lines = reworded.format(after_headline=["  autoload: line"]).splitlines()
+        self.assertEqual(lines[:2], ["inductor_fix: disabled - NOT PROTECTED (b)", "  autoload: line"])
 
 
 if __name__ == "__main__":
