@@ -5,9 +5,9 @@ release with no recorded fingerprints, so only the behaviour probes judge it),
 changes ``torch._inductor.select_algorithm`` the way upstream changes usually
 look, and then applies the package exactly as ``import inductor_fix`` would.
 Drills that move what one patch wraps are the ``drills`` part of its folder
-(``inductor_fix/patches/<folder>/drills.py``: ``DRILLS``, name -> ``(move, state)``), found
-through the patch table; the general ones are here, and each patch says in its part which
-of them leave it other than ``applied`` (``UNDER``):
+(``inductor_fix/patches/<folder>/drills.py``: a :class:`~inductor_fix.check.parts.DrillsPart`,
+``drills``: name -> ``(move, state)``); the general ones are here, and each patch says in its
+part which of them leave it other than ``applied`` (``under``):
 
 - ``stock``: nothing moved (the control).
 - ``generate-keyword``: ``TritonTemplate.generate`` gains a keyword-only parameter.
@@ -76,7 +76,7 @@ class Drill(NamedTuple):
     expected: dict[str, str]
 
 
-#: The general drills: name -> how it moves the module (each patch's ``UNDER`` says what it expects).
+#: The general drills: name -> how it moves the module (each patch's ``under`` says what it expects).
 GENERAL: dict[str, Callable[[types.ModuleType], None]] = {
     "stock": lambda module: None,
     "generate-keyword": gains_keyword("TritonTemplate", "generate", "prologue_fusion_hint"),
@@ -87,16 +87,16 @@ GENERAL: dict[str, Callable[[types.ModuleType], None]] = {
 def drills(patches: Any = None) -> dict[str, Drill]:
     """Every drill: the general ones, then each patch's (its folder's ``drills`` part), with
     the state each expects of each patch of ``patches`` (default: the table)."""
-    from inductor_fix import patches as table
+    from inductor_fix.check.parts import DrillsPart, part
+    from inductor_fix.check.parts import patches as table
 
-    patches = table.PATCHES if patches is None else patches
+    patches = table() if patches is None else patches
     kit = sys.modules[__name__]
-    parts = {patch.name: patch.part("drills") for patch in patches}
-    found = {name: Drill(move, {patch: part.UNDER[name] for patch, part in parts.items()
-                                if part is not None and name in getattr(part, "UNDER", {})})
+    parts = {patch.name: part(patch, "drills") or DrillsPart() for patch in patches}
+    found = {name: Drill(move, {patch: record.under[name] for patch, record in parts.items() if name in record.under})
              for name, move in GENERAL.items()}
-    for patch, part in parts.items():
-        for name, (move, state) in (getattr(part, "DRILLS", None) or {}).items():
+    for patch, record in parts.items():
+        for name, (move, state) in record.drills.items():
             found[name] = Drill(lambda module, move=move: move(module, kit), {patch: state})
     return found
 

@@ -3,6 +3,7 @@ runs, and figures for the closing note of a GPU run."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -15,7 +16,7 @@ import torch
 from packaging.version import Version
 
 from inductor_fix._versions import release_of
-from inductor_fix.patches import patch_for_op
+from inductor_fix.check import parts
 
 TORCH_RELEASE = Version(release_of(torch.__version__))
 HAS_CUDA = torch.cuda.is_available()
@@ -94,8 +95,7 @@ class Node:
 def affected(op: str) -> bool:
     """Whether stock compiles of ``inductor-fix check`` op ``op`` crash on this torch: the
     affected range of the patch that lists ``op`` (False if no patch does)."""
-    patch = patch_for_op(op)
-    return patch is not None and patch.crashes(op, torch.__version__)
+    return parts.crashes(op, torch.__version__)
 
 
 def safety_nets_acted() -> dict[str, int]:
@@ -106,7 +106,7 @@ def safety_nets_acted() -> dict[str, int]:
 
     from inductor_fix.patches import PATCHES
 
-    kinds = [kind for patch in PATCHES if not patch.check_ops for kind in patch.activity.kinds]
+    kinds = [kind for patch in PATCHES if not parts.check_ops(patch) for kind in patch.activity.kinds]
     return {kind: counters["inductor_fix"][kind] for kind in kinds if counters["inductor_fix"][kind]}
 
 
@@ -123,11 +123,28 @@ OP, ORDER = FIRST_CASE or (None, None)
 needs_a_check_op = unittest.skipIf(FIRST_CASE is None, "no patch of the table has a check op (all retired)")
 
 
-def needs_ops(*ops: str) -> Any:
-    """Skip unless a patch of the table still shows each of ``ops`` in ``check``: retiring a
-    patch takes its workloads, and the bug they show, with it."""
-    missing = [op for op in ops if patch_for_op(op) is None]
-    return unittest.skipIf(bool(missing), f"no patch of the table shows {', '.join(missing)} (retired)")
+def needs_part_of(patch_name: str, *ops: str) -> Any:
+    """Declare that a test compiles ``ops``, ``check`` workloads of another patch's folder: the
+    test is skipped, saying so, once that patch is retired (its workloads, and the bug they
+    show, go with it), and fails if the patch is in the table without them (a renamed op must
+    not turn the test off)."""
+    from inductor_fix.patches import PATCHES, by_name
+
+    if patch_name not in {patch.name for patch in PATCHES}:
+        return unittest.skip(f"{patch_name} is retired: its workloads {', '.join(ops)} went with it")
+    missing = [op for op in ops if op not in parts.check_ops(by_name(patch_name))]
+
+    def declare(test: Any) -> Any:
+        if not missing:
+            return test
+
+        @functools.wraps(test)
+        def undeclared(self: Any, *args: Any, **kwargs: Any) -> None:
+            self.fail(f"{patch_name} declares no check op {', '.join(missing)}: this test's dependency is stale")
+
+        return undeclared
+
+    return declare
 
 
 def run_python(code: str, env: dict[str, str | None] | None = None,

@@ -30,7 +30,8 @@ from unittest import mock
 from helpers import OP, ORDER, TOLERANCE, affected, needs_a_check_op, requires_cuda
 
 from inductor_fix.check.table import steps_of
-from inductor_fix.patches import PATCHES, patch_for_op
+from inductor_fix.check.parts import by_op
+from inductor_fix.patches import PATCHES
 from torch._inductor.test_case import TestCase, run_tests
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,13 +95,16 @@ fix = sys.modules["inductor_fix"]
 from inductor_fix._lifecycle import LIFECYCLE
 from inductor_fix._registry import MARKER
 from inductor_fix.patches import PATCHES
+from inductor_fix.patches.base import split_target, target_module
 applied = [p for p in PATCHES if str(fix.status().patch(p.name).state) == "applied"]
-targets = [t for p in applied for t in p.targets]
+# Each target in a module this torch has loaded (a patch may name where each release keeps it).
+targets = [t for p in applied for t in p.targets if target_module(t) in sys.modules]
 entries = [(id(e.owner), e.attribute, e.patch) for e in LIFECYCLE._registry._stack]
 originals_clean = all(getattr(fix.original(t), MARKER, None) is None for t in targets)
 fix.remove()
 # A target the class only inherits has no slot of its own once removed.
-slots = [select_algorithm.__dict__[t.split(".")[0]].__dict__.get(t.split(".")[1]) for t in targets]
+owners = [vars(sys.modules[target_module(t)])[split_target(t)[0]] for t in targets]
+slots = [vars(owner).get(split_target(t)[1]) for owner, t in zip(owners, targets)]
 print("PROBE " + json.dumps({
     "activated_by": list(fix.status().activated_by), "targets": len(targets), "entries": len(entries),
     "unique": len(set(entries)), "originals_clean": originals_clean,
@@ -204,7 +208,7 @@ class TestInstalledProtects(AutoloadCase):
             self.assertEqual(summary.stdout.splitlines()[0], "needed: yes", summary.stdout)
         # TORCH_TRACE: each decision and each action is an artifact, and tlparse shows them. What
         # the op's patch did is an artifact of one of its kinds.
-        kinds = [f"inductor_fix_{kind}" for kind in patch_for_op(OP).activity.kinds]
+        kinds = [f"inductor_fix_{kind}" for kind in by_op(OP).activity.kinds]
         logs = "".join(path.read_text() for path in trace.glob("*.log"))
         self.assertIn('"name": "inductor_fix_decision"', logs)
         if affected(OP):

@@ -16,6 +16,7 @@ from helpers import FIRST_CASE, HAS_CUDA, affected, needs_a_check_op
 
 import inductor_fix
 import torch
+from inductor_fix.check.parts import check_ops
 from inductor_fix.check.runner import EXIT_STATUS, Case, verdict
 from inductor_fix.check.table import default_ops, label_of, ops, orders_of
 from inductor_fix.patches import PATCHES
@@ -26,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: machinery need one, not a particular patch's.
 #: The first op ``check`` runs by default of each patch that has one: one command covers every
 #: patch's check part.
-EACH_PATCHS_OP = tuple(op for op in (next((o for o in p.check_ops if o in default_ops()), None) for p in PATCHES)
+EACH_PATCHS_OP = tuple(op for op in (next((o for o in check_ops(p) if o in default_ops()), None) for p in PATCHES)
                        if op is not None)
 
 

@@ -61,11 +61,12 @@ class TestFactsAgree(TestCase):
     def test_check_workloads_are_each_patchs_check_ops(self) -> None:
         # `inductor-fix check` runs what each patch's check module declares, found through the
         # table: its ops are the patch's check_ops, in order, and no op belongs to two patches.
-        from inductor_fix.check.table import ops, patch_modules
+        from inductor_fix.check.parts import check_ops
+        from inductor_fix.check.table import check_parts, ops
 
-        declared = {module.__name__.split(".")[-2]: [w.op for w in module.WORKLOADS] for module in patch_modules()}
-        self.assertEqual(declared, {p.module: list(p.check_ops) for p in PATCHES if p.check_ops})
-        self.assertEqual(list(ops()), [op for p in PATCHES for op in p.check_ops])
+        declared = {name: [w.op for w in check.workloads] for name, check in check_parts().items()}
+        self.assertEqual(declared, {p.name: list(check_ops(p)) for p in PATCHES if check_ops(p)})
+        self.assertEqual(list(ops()), [op for p in PATCHES for op in check_ops(p)])
         self.assertEqual(len(set(ops())), len(ops()))
 
     def test_readme_names_each_patchs_releases(self) -> None:

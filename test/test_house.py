@@ -26,6 +26,7 @@ import drift
 
 from inductor_fix import patches as table
 from inductor_fix._lifecycle import Lifecycle
+from inductor_fix.check.parts import KINDS, CheckPart, check_ops, part
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,8 +36,9 @@ def generic_files() -> list[Path]:
     module, the tools (scripts without a suffix included) and the shared tests."""
     folders = {ROOT / "inductor_fix" / "patches" / patch.module for patch in table.PATCHES}
     the_table = ROOT / "inductor_fix" / "patches" / "__init__.py"  # the one list, one line per patch
+    catalogue = ROOT / "inductor_fix" / "check" / "operations.py"  # the one place operations are named
     package = [p for p in (ROOT / "inductor_fix").rglob("*.py")
-               if p != the_table and not any(f in p.parents for f in folders)]
+               if p not in (the_table, catalogue) and not any(f in p.parents for f in folders)]
     tools = [p for p in (ROOT / "tools").rglob("*") if p.is_file() and (p.suffix == ".py" or not p.suffix)]
     return sorted([*package, ROOT / "_inductor_fix_autoload.py", *tools, *(ROOT / "test").glob("*.py")])
 
@@ -48,7 +50,7 @@ def patch_words(patches: tuple) -> dict[str, re.Pattern]:
     for patch in patches:
         for name in {patch.name, patch.module}:
             words[name] = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
-        for literal in (*patch.check_ops, *patch.activity.kinds):
+        for literal in (*check_ops(patch), *patch.activity.kinds):
             words[literal] = re.compile(rf"[\"']{re.escape(literal)}[\"']")
     return words
 
@@ -70,7 +72,7 @@ class TestGenericCodeNamesNoPatch(unittest.TestCase):
     def test_the_scan_finds_what_it_looks_for(self) -> None:
         # Negative control: a planted line in each form is found.
         patch = table.PATCHES[0]
-        op, kind = next(iter(patch.check_ops), None), next(iter(patch.activity.kinds), None)
+        op, kind = next(iter(check_ops(patch)), None), next(iter(patch.activity.kinds), None)
         with tempfile.TemporaryDirectory() as directory:
             planted = Path(directory, "planted.py")
             lines = [f"# the {patch.name} patch", f"from inductor_fix.patches import {patch.module}"]
@@ -107,29 +109,36 @@ PATCH = Patch(name="toy-patch", targets={"TritonTemplate.generate": lambda origi
               diffs=("0000-toy.patch",), activity=ACTIVITY, package="toy_patch")
 '''
 TOY_CHECK = '''
+from inductor_fix.check.parts import CheckPart
 from inductor_fix.check.workloads import Workload
 
-WORKLOADS = (Workload("toy_op", {"once": ("toy sequence", 1)}, lambda order, device, compare: [],
-                      help="the toy's op", default=False),)
+PART = CheckPart(workloads=(Workload("toy_op", {"once": ("toy sequence", 1)}, lambda order, device, compare: [],
+                                     help="the toy's op", default=False),))
 '''
 TOY_DRILLS = '''
+from inductor_fix.check.parts import DrillsPart
+
+
 def _toy_drill(module, kit):
     pass
 
 
-DRILLS = {"toy-drill": (_toy_drill, "not-needed")}
-UNDER = {"renamed-class": "not-needed", "stock": "not-needed", "generate-keyword": "not-needed"}
+PART = DrillsPart(drills={"toy-drill": (_toy_drill, "not-needed")},
+                  under={"renamed-class": "not-needed", "stock": "not-needed", "generate-keyword": "not-needed"})
 '''
 
 
 @contextlib.contextmanager
-def toy_in_table():
-    """The toy patch's folder on ``sys.path`` and the toy added to the table, for the block."""
+def toy_in_table(**replaced: str):
+    """The toy patch's folder on ``sys.path`` and the toy added to the table, for the block;
+    ``replaced``: file stem -> its text instead of the toy's (None: no such file)."""
+    files = {"__init__": TOY, "check": TOY_CHECK, "drills": TOY_DRILLS, **replaced}
     with tempfile.TemporaryDirectory() as directory:
         folder = Path(directory, "toy_patch")
         folder.mkdir()
-        for name, text in (("__init__.py", TOY), ("check.py", TOY_CHECK), ("drills.py", TOY_DRILLS)):
-            (folder / name).write_text(textwrap.dedent(text))
+        for name, text in files.items():
+            if text is not None:
+                (folder / f"{name}.py").write_text(textwrap.dedent(text))
         sys.path.insert(0, directory)
         try:
             import toy_patch
@@ -195,6 +204,76 @@ class TestToyPatch(unittest.TestCase):
         states = {p["name"]: p["state"] for p in result["patches"]}
         self.assertEqual(states["toy-patch"], "not-needed")
         self.assertTrue(all(state == "applied" for name, state in states.items() if name != "toy-patch"), states)
+
+
+#: The files of a patch's folder that are not parts: its entry, its fix, its activity kinds.
+CORE_FILES = ("__init__", "fix", "activity")
+
+
+def orphans(folder: Path) -> list[str]:
+    """Modules of a patch's folder that are neither a part, nor core, nor imported by another
+    module of the folder: a misspelt part (``bench_.py``) that nothing would ever read."""
+    stems = {p.stem for p in folder.glob("*.py")}
+    texts = "\n".join(p.read_text() for p in folder.glob("*.py"))
+    return sorted(stem for stem in stems - set(KINDS) - set(CORE_FILES)
+                  if not re.search(rf"^\s*from \.{stem} import|^\s*from \. import .*\b{stem}\b", texts, re.MULTILINE))
+
+
+class TestParts(unittest.TestCase):
+    """A patch's parts are typed records that generic code reads, never names found by
+    ``hasattr``: a misspelt name is an error, not a feature silently off."""
+
+    def test_every_part_of_every_patch_is_its_record(self) -> None:
+        for patch in table.PATCHES:
+            for kind, record in KINDS.items():
+                with self.subTest(patch=patch.name, part=kind):
+                    found = part(patch, kind)
+                    self.assertTrue(found is None or isinstance(found, record), found)
+        self.assertTrue(any(part(p, "check") for p in table.PATCHES), "no patch has a check part: the loop ran empty")
+
+    def test_no_patch_folder_holds_a_module_nothing_reads(self) -> None:
+        for patch in table.PATCHES:
+            with self.subTest(patch=patch.name):
+                self.assertEqual(orphans(ROOT / "inductor_fix" / "patches" / patch.module), [])
+
+    def test_a_part_without_its_record_is_an_error(self) -> None:
+        # Negative control: the old spelling (a bare WORKLOADS, no PART) must not pass as "no ops".
+        misspelt = ("from inductor_fix.check.workloads import Workload\n"
+                    "WORKLOADS = (Workload('toy_op', {'once': ('toy sequence', 1)}, lambda o, d, compare: []),)\n")
+        with toy_in_table(check=misspelt) as (toy, _):
+            with self.assertRaisesRegex(TypeError, r"toy_patch\.check must define PART, a CheckPart; "
+                                                   r"it defines WORKLOADS"):
+                part(toy, "check")
+
+    def test_a_misspelt_field_is_an_error(self) -> None:
+        with self.assertRaisesRegex(TypeError, "workload"):
+            CheckPart(workload=())  # type: ignore[call-arg]
+        with self.assertRaisesRegex(TypeError, "CheckPart.workloads must be a tuple of Workload"):
+            CheckPart(workloads=("an op",))  # type: ignore[arg-type]
+
+    def test_a_dependency_on_another_patchs_ops_is_declared(self) -> None:
+        # A test that compiles another patch's workloads says so (helpers.needs_part_of): skipped
+        # with a reason once that patch is retired, failed where the op it names is gone.
+        from helpers import needs_part_of
+
+        class Borrower(unittest.TestCase):
+            @needs_part_of(table.PATCHES[0].name, "an_op_no_patch_declares")
+            def test_stale(self) -> None:
+                pass
+
+            @needs_part_of("a-retired-patch", "its_op")
+            def test_retired(self) -> None:
+                pass
+
+        result = unittest.TestResult()
+        unittest.defaultTestLoader.loadTestsFromTestCase(Borrower).run(result)
+        self.assertEqual([test.id().rpartition(".")[2] for test, _ in result.failures], ["test_stale"])
+        self.assertEqual([(test.id().rpartition(".")[2], why) for test, why in result.skipped],
+                         [("test_retired", "a-retired-patch is retired: its workloads its_op went with it")])
+
+    def test_a_misspelt_part_file_is_found(self) -> None:
+        with toy_in_table(bench_=TOY_CHECK) as (_, directory):
+            self.assertEqual(orphans(Path(directory, "toy_patch")), ["bench_"])
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@ from pathlib import Path
 from helpers import OP, ORDER, affected, needs_a_check_op
 
 import inductor_fix
-from inductor_fix.patches import PATCHES, patch_for_op
+from inductor_fix.check.parts import by_op
+from inductor_fix.patches import PATCHES
 from inductor_fix.report import EXIT_STATUS, FORMAT, Skipped, format_summary, summarize
 from torch._inductor.test_case import TestCase, run_tests
 
@@ -367,7 +368,7 @@ class TestJobReport(TestCase):
         self.assertEqual(result.returncode, 0)
         self.assertIs(summary["needed"], True, summary)
         # The op's patch acted, in kinds it declares; each detail shown reads as its kind's line.
-        patch = patch_for_op(OP)
+        patch = by_op(OP)
         acted = summary["patches"][patch.name]
         self.assertTrue(acted["counts"], summary)
         self.assertLessEqual(set(acted["counts"]), set(patch.activity.kinds), acted)

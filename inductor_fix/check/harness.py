@@ -14,7 +14,7 @@ CPU driver, so this harness replaces exactly three seams, and nothing else:
    the real launcher would. Nothing is computed: outputs are meaningless.
 
 A patch whose ``check`` workloads need more seams declares them in its folder's ``check``
-part (``harness_seams()``; found through the patch table,
+part (its :class:`~inductor_fix.check.parts.CheckPart`'s ``harness_seams``, read by
 :func:`inductor_fix.check.table.harness_seams`, and deleted with the patch); the FlexAttention
 workloads add three there (``python -m pydoc`` of that part says which and why).
 
@@ -40,7 +40,7 @@ import inspect
 from typing import Any, Iterator
 from unittest import mock
 
-from ..patches.base import GRID_VALUES  # one definition of the launch's trailing grid arguments
+from .._launch import GRID_VALUES  # one definition of the launch's trailing grid arguments
 from .table import harness_seams
 
 __all__ = ["ArityOracle", "HARNESS_CONFIG", "Launch", "triton_cpu_harness"]

@@ -35,9 +35,9 @@ import inductor_fix
 
 from .._files import unwritable, write_whole
 from .._versions import please_report
-from ..patches import patch_for_op
 from .case import RESULT_MARKER, ignore_cpu_backend_warning
 from .child import Stopped, private_directory, run_child, stop_all, sweep
+from .parts import crashes
 from .table import default_ops, harness_notes, label_of, orders_of, steps_of, unavailable
 
 __all__ = ["EXIT_STATUS", "Case", "run_check", "verdict"]
@@ -128,8 +128,7 @@ class _Signalled(BaseException):
 
 
 def _affected(op: str, torch_version: str) -> bool:
-    patch = patch_for_op(op)
-    return patch is not None and patch.crashes(op, torch_version)
+    return crashes(op, torch_version)
 
 
 def _run_case(case: Case, timeout: float, threads: int | None, started: Any = None) -> Case:

@@ -1,33 +1,32 @@
-"""The check table: every patch's ``check`` workloads, found through the patch table.
+"""The check table: every patch's ``check`` workloads, read through the patch table.
 
 A patch shows its bug to ``inductor-fix check`` through the ``check`` part of its folder
-(``inductor_fix/patches/<module>/check.py``, :meth:`~inductor_fix.patches.base.Patch.part`),
-which declares ``WORKLOADS`` (one :class:`~inductor_fix.check.workloads.Workload` per op),
-optionally ``harness_seams`` (a context manager the CPU harness enters besides its own
-seams) and ``HARNESS_NOTE`` (what ``check`` says about those seams). A patch without one has
-no ``check`` ops. Nothing here imports torch, and nothing here names a patch or an op.
+(``inductor_fix/patches/<module>/check.py``), whose ``PART`` is a
+:class:`~inductor_fix.check.parts.CheckPart`: its workloads (one
+:class:`~inductor_fix.check.workloads.Workload` per op), optionally the seams the CPU harness
+enters besides its own, and what ``check`` says about them. A patch without one has no
+``check`` ops. Nothing here imports torch, and nothing here names a patch or an op.
 """
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import Any, Callable, ContextManager
 
-from .. import patches as table
+from .parts import CheckPart, part, patches
 from .workloads import Step, Workload
 
-__all__ = ["default_ops", "harness_notes", "harness_seams", "label_of", "ops", "orders_of", "patch_modules",
+__all__ = ["check_parts", "default_ops", "harness_notes", "harness_seams", "label_of", "ops", "orders_of",
            "run_sequence", "steps_of", "unavailable", "workloads"]
 
 
-def patch_modules() -> tuple[ModuleType, ...]:
-    """The ``check`` part of each patch of the table that has one, in table order."""
-    return tuple(part for patch in table.PATCHES if (part := patch.part("check")) is not None)
+def check_parts() -> dict[str, CheckPart]:
+    """Patch name -> its ``check`` part, for each patch of the table that has one, in table order."""
+    return {patch.name: check for patch in patches() if (check := part(patch, "check")) is not None}
 
 
 def workloads() -> dict[str, Workload]:
     """op -> its :class:`Workload`, every patch's, in table order."""
-    return {workload.op: workload for module in patch_modules() for workload in module.WORKLOADS}
+    return {workload.op: workload for check in check_parts().values() for workload in check.workloads}
 
 
 def ops() -> tuple[str, ...]:
@@ -72,10 +71,10 @@ def run_sequence(name: str, order: str, device: str, *, compare: bool, **options
 
 
 def harness_seams() -> tuple[Callable[[], ContextManager[Any]], ...]:
-    """Each patch's extra CPU-harness seams (its ``harness_seams``), in table order."""
-    return tuple(module.harness_seams for module in patch_modules() if hasattr(module, "harness_seams"))
+    """Each patch's extra CPU-harness seams (its part's ``harness_seams``), in table order."""
+    return tuple(check.harness_seams for check in check_parts().values() if check.harness_seams is not None)
 
 
 def harness_notes() -> tuple[str, ...]:
-    """What ``check`` says about those seams, each patch's ``HARNESS_NOTE``."""
-    return tuple(module.HARNESS_NOTE for module in patch_modules() if hasattr(module, "HARNESS_NOTE"))
+    """What ``check`` says about those seams, each part's ``harness_note``."""
+    return tuple(check.harness_note for check in check_parts().values() if check.harness_note)

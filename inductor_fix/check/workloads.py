@@ -3,8 +3,8 @@
 step, and two-compile sequences of a template :class:`Op` with and without aliased operands.
 
 Each patch declares its own workloads in its folder's ``check`` part
-(``inductor_fix/patches/<module>/check.py``, ``WORKLOADS``), found through the patch table
-by :mod:`inductor_fix.check.table`; this module knows no patch and no op.
+(``inductor_fix/patches/<module>/check.py``, a :class:`~inductor_fix.check.parts.CheckPart`),
+read by :mod:`inductor_fix.check.table`; this module knows no patch and no op.
 
 Sequences (:data:`SEQUENCES`): two compiles in one process with equal layouts, one where
 operands alias (the same tensor twice, or three times), one where they do not.

@@ -3,7 +3,8 @@
 A patch is one folder, ``inductor_fix/patches/<module>/`` (:mod:`.base` says what it
 holds); its diffs are in the repository's ``patches/`` and its tests in ``test/<module>/``.
 Everything else (the lifecycle, status, the job report, ``check``, the CLI, the tools and
-the shared tests) reads names, targets, activity kinds, ops and parts from this table only.
+the shared tests) reads names, targets and activity kinds from this table only; ``check``, the
+tools and the tests read a patch's parts (its ops among them) through :mod:`inductor_fix.check.parts`.
 
 Order matters where two patches wrap one slot: the later one's wrapper sits outside. Both
 cache-key and arity-guard wrap ``TritonTemplate.generate``: cache-key's must be inside, so
@@ -21,7 +22,7 @@ import importlib
 
 from .base import MODULE, NotNeeded, Patch, Unsupported
 
-__all__ = ["MODULE", "PATCHES", "NotNeeded", "Patch", "Unsupported", "by_name", "patch_for_op", "targets"]
+__all__ = ["MODULE", "PATCHES", "NotNeeded", "Patch", "Unsupported", "by_name", "targets"]
 
 #: The folders of the patches, in table order.
 FOLDERS: tuple[str, ...] = (
@@ -47,7 +48,3 @@ def by_name(name: str) -> Patch:
             return patch
     raise KeyError(name)
 
-
-def patch_for_op(op: str) -> Patch | None:
-    """The patch whose bug ``inductor-fix check`` op ``op`` shows (its ``check`` part), if any."""
-    return next((patch for patch in PATCHES if op in patch.check_ops), None)

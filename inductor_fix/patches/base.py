@@ -2,10 +2,10 @@
 
 A patch is one folder, ``inductor_fix/patches/<module>/``: its ``__init__`` holds the
 :class:`Patch` entry ``PATCH`` (and imports its fix, ``fix.py``), and optional parts that
-generic code finds through :meth:`Patch.part`: ``check`` (its ``inductor-fix check``
-workloads and CPU-harness seams), ``bench`` (its ``tools/bench`` measurement) and
-``drills`` (its drift drills). Its diff is ``patches/<Patch.diff>`` and its tests
-``test/<module>/``.
+generic code reads as typed records through :func:`inductor_fix.check.parts.part`:
+``check`` (its ``inductor-fix check`` workloads and CPU-harness seams), ``bench`` (its
+``tools/bench`` measurement) and ``drills`` (its drift drills). The table never imports a part.
+Its diff is ``patches/<Patch.diff>`` and its tests ``test/<module>/``.
 
 A :class:`Patch` names its targets (``"Class.attribute"`` in
 ``torch._inductor.select_algorithm``, or ``"module:Class.attribute"`` in another module of
@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib
-import importlib.util
 import inspect
 import textwrap
 from types import CodeType, ModuleType
 from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from .._activity import Activity, Kind
+from .._launch import GRID_VALUES
 from .._versions import release_of
 
 __all__ = [
@@ -46,6 +45,7 @@ __all__ = [
     "Unsupported",
     "fingerprint",
     "function_of",
+    "in_releases",
     "qualified_name",
     "kernel_parameters",
     "recorded_fingerprints",
@@ -123,23 +123,6 @@ class Patch(NamedTuple):
         """The diff the version matrix applies (the first of :attr:`diffs`)."""
         return self.diffs[0]
 
-    def part(self, name: str) -> ModuleType | None:
-        """The module ``name`` of the patch's folder (``"check"``, ``"bench"``, ``"drills"``),
-        imported; None if the folder has none. Parts import nothing of torch at import."""
-        qualified = f"{self.package or f'{__package__}.{self.module}'}.{name}"
-        try:
-            found = importlib.util.find_spec(qualified)
-        except ModuleNotFoundError:  # no such folder
-            return None
-        return importlib.import_module(qualified) if found is not None else None
-
-    @property
-    def check_ops(self) -> dict[str, str]:
-        """``inductor-fix check`` ops whose stock compile shows this patch's bug -> the stock
-        releases where it crashes, as a specifier ("": :attr:`affected`); from its ``check`` part."""
-        check = self.part("check")
-        return {w.op: w.crashes for w in check.WORKLOADS} if check is not None else {}
-
     @property
     def target(self) -> str:
         """Every target as a full dotted name, comma-separated."""
@@ -157,15 +140,11 @@ class Patch(NamedTuple):
     def is_affected(self, torch_version: str) -> bool:
         """Whether stock ``torch_version`` (``"2.14.1+cu130"``, a dev build counts as its
         release) has the bug; for tests and tools, not for deciding to patch."""
-        return _in(self.affected, torch_version)
-
-    def crashes(self, op: str, torch_version: str) -> bool:
-        """Whether stock ``torch_version`` crashes on ``check`` op ``op`` (one of :attr:`check_ops`)."""
-        return _in(self.check_ops[op] or self.affected, torch_version)
+        return in_releases(self.affected, torch_version)
 
     def fits(self, torch_version: str) -> bool:
         """Whether the patch fits ``torch_version``'s internals (:attr:`supported`)."""
-        return _in(self.supported, torch_version)
+        return in_releases(self.supported, torch_version)
 
     def recorded_fingerprints(self, release: str) -> dict[str, str]:
         """{target: fingerprint} of this patch's targets as recorded for ``release``
@@ -202,7 +181,8 @@ def _is_prerelease(torch_version: str) -> bool:
         return False
 
 
-def _in(specifier: str, torch_version: str) -> bool:
+def in_releases(specifier: str, torch_version: str) -> bool:
+    """Whether ``torch_version`` (a dev build counts as its release) is in ``specifier``."""
     from packaging.specifiers import SpecifierSet  # lazily: only tests and tools ask
 
     release = release_of(torch_version)
@@ -368,8 +348,6 @@ def aliasing_pattern(input_nodes: Sequence[Any]) -> tuple[int, ...]:
 
 # --- benchmark requests: facts shared by the arity guard, check's CPU harness and the tests ----
 
-#: Triton launches take the grid as three trailing positional values.
-GRID_VALUES = 3
 
 
 def tensor_metas(meta: Any) -> list[Any]:

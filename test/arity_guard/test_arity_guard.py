@@ -11,14 +11,15 @@ import re
 import sys
 import unittest
 
-from helpers import MATMUL_TOLERANCE, TORCH_RELEASE, affected, needs_ops, optimizer_step, requires_cuda
+from helpers import MATMUL_TOLERANCE, TORCH_RELEASE, affected, needs_part_of, optimizer_step, requires_cuda
 
 import inductor_fix
 from faults import EXTRA_PARAMETER, aliasing_blind_key, extra_kernel_parameter
 from inductor_fix.check.harness import triton_cpu_harness
 from inductor_fix.check.table import run_sequence
-from inductor_fix.check.workloads import ORDERS, Op, run_compiles
-from inductor_fix.patches import PATCHES, patch_for_op
+from inductor_fix.check.operations import operation
+from inductor_fix.check.workloads import ORDERS, SEQUENCES, run_compiles
+from inductor_fix.patches import PATCHES
 from inductor_fix.patches.arity_guard import PATCH
 from torch._dynamo.utils import counters
 from torch._inductor import config
@@ -26,16 +27,21 @@ from torch._inductor.test_case import TestCase, run_tests
 from torch.testing._internal.common_utils import instantiate_parametrized_tests, parametrize
 
 
-#: A non-aliased matmul the guard checks and leaves alone.
-MM = Op("mm", 2, (128, 128))
-#: The FlexAttention ops of the patch that shows #194515 (skipped once it is retired), and their sequence.
+#: A non-aliased matmul the guard checks and leaves alone, and the two-compile op it guards.
+MM, BMM = operation("mm"), operation("bmm")
+#: The FlexAttention workloads of benchmark-realign's folder (pytorch/pytorch#194515), declared
+#: with ``needs_part_of``, and their sequence.
+FLEX_PATCH = "benchmark-realign"
 FLEX_OPS = ("flex", "flex_decoding")
 FLEX_ORDER = "gathered-bias"
 
 
 def _flex_lowering_on_triton() -> bool:
-    patch = patch_for_op("flex")
-    return patch is not None and patch.part("check").flex_lowering_on_triton()
+    if FLEX_PATCH not in {patch.name for patch in PATCHES}:
+        return False
+    from inductor_fix.patches.benchmark_realign.seams import flex_lowering_on_triton
+
+    return flex_lowering_on_triton()
 
 
 def guard_alone():
@@ -55,20 +61,18 @@ def _normalise(message: str) -> str:
 @instantiate_parametrized_tests
 class TestArityGuardCPU(TestCase):
     @parametrize("order", ORDERS, name_fn=_name)
-    @needs_ops("bmm")  # cache-key's check workload
     def test_blind_key_crashes_without_guard(self, order: str) -> None:
         """Negative control: a key blind to aliasing crashes when nothing guards it."""
         with inductor_fix.removed(), aliasing_blind_key(), triton_cpu_harness() as oracle:
-            steps = run_sequence("bmm", order, "cpu", compare=False)
+            steps = run_compiles(BMM, SEQUENCES[order], "cpu", compare=False)
         self.assertEqual(len(steps), 2)
         self.assertRegex(steps[1].error, r"^TypeError: triton_bmm\(\) launch: ")
         self.assertTrue(oracle.mismatches)
 
     @parametrize("order", ORDERS, name_fn=_name)
-    @needs_ops("bmm")  # cache-key's check workload
     def test_blind_key_regenerated_with_guard(self, order: str) -> None:
         with inductor_fix.applied(), aliasing_blind_key(), triton_cpu_harness() as oracle:
-            steps = run_sequence("bmm", order, "cpu", compare=False)
+            steps = run_compiles(BMM, SEQUENCES[order], "cpu", compare=False)
         self.assertEqual([s.error for s in steps], [None, None])
         self.assertEqual(oracle.mismatches, [])
         self.assertGreater(counters["inductor_fix"]["regenerated"], 0)
@@ -118,7 +122,7 @@ class TestGuardAloneOnFlexCPU(TestCase):
         if not _flex_lowering_on_triton():
             self.skipTest(f"the harness cannot route flex to Triton on torch {TORCH_RELEASE}")
 
-    @needs_ops(*FLEX_OPS)
+    @needs_part_of(FLEX_PATCH, *FLEX_OPS)
     @parametrize("op", FLEX_OPS)
     def test_guard_alone_excludes_and_says_why(self, op: str) -> None:
         """Without realignment the guard times every flex choice inf before its launch:
@@ -194,10 +198,9 @@ class TestErrorsPassedThrough(TestCase):
 @instantiate_parametrized_tests
 class TestArityGuardGPU(TestCase):
     @parametrize("order", ORDERS, name_fn=_name)
-    @needs_ops("bmm")  # cache-key's check workload
     def test_blind_key_compiles_and_matches_eager(self, order: str) -> None:
         with inductor_fix.applied(), aliasing_blind_key():
-            steps = run_sequence("bmm", order, "cuda", compare=True)
+            steps = run_compiles(BMM, SEQUENCES[order], "cuda", compare=True)
         self.assertEqual([s.error for s in steps], [None, None])
         self.assertGreater(counters["inductor_fix"]["regenerated"], 0)
         for step in steps:
@@ -219,7 +222,7 @@ class TestArityGuardGPU(TestCase):
         self.assertGreater(counters["inductor_fix"]["excluded"], 0)
         self.assertLess(max(s.max_rel_error for s in steps), 1e-4)
 
-    @needs_ops("flex")
+    @needs_part_of(FLEX_PATCH, "flex")
     def test_guard_alone_never_crashes_on_flex(self) -> None:
         if not affected("flex"):
             self.skipTest(f"torch {TORCH_RELEASE} passes flex its kernels' inputs")

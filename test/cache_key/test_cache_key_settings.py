@@ -20,7 +20,7 @@ import torch
 from inductor_fix.check.harness import triton_cpu_harness
 from inductor_fix.check.table import run_sequence
 from inductor_fix.check.workloads import run_compiles
-from inductor_fix.patches.cache_key.check import op
+from inductor_fix.check.operations import operation as op
 from torch._inductor.test_case import TestCase, run_tests
 from torch._inductor.utils import fresh_inductor_cache
 from torch.testing._internal.common_utils import instantiate_parametrized_tests, parametrize
@@ -79,7 +79,7 @@ class TestSettingsCPU(TestCase):
             import json, inductor_fix, torch
             from inductor_fix.check.harness import triton_cpu_harness
             from inductor_fix.check.workloads import run_compiles
-            from inductor_fix.patches.cache_key.check import op
+            from inductor_fix.check.operations import operation as op
             from quick_autotuning import quick_cpu_autotuning
             with quick_cpu_autotuning(), triton_cpu_harness():
                 steps = run_compiles(op("bmm"), (True, False, True), "cpu", compare=False)

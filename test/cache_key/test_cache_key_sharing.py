@@ -21,7 +21,7 @@ import inductor_fix
 from inductor_fix.check.harness import triton_cpu_harness
 from inductor_fix.check.workloads import Op, run_compiles
 from inductor_fix.patches.cache_key import fix
-from inductor_fix.patches.cache_key.check import op
+from inductor_fix.check.operations import operation as op
 from torch._inductor import select_algorithm
 from torch._inductor.codecache import PersistentCache
 from torch._inductor.test_case import TestCase, run_tests

@@ -18,11 +18,11 @@ code:
   ``AlgorithmSelectorCache.__call__`` (precompiling, benchmarking, choosing).
 
 Workloads and variants come from the patch table: every ``check`` sequence of every patch
-(``op:order``), each patch's ``bench`` part's ``COMPILE_WORKLOADS``, and the real clients
+(``op:order``), each patch's ``bench`` part's ``compile_workloads``, and the real clients
 of ``test/clients/clients.py`` whose library is installed. Variants: ``patched`` (the
 package as installed), ``stock`` (``INDUCTOR_FIX_DISABLE=1``), ``workaround`` (stock with
-upstream's workaround for the workload's bug: its patch's ``COMPILE_WORKAROUND``, the
-clients' ``WORKAROUND``), each patch's ``COMPILE_VARIANTS`` (patched with a part undone:
+upstream's workaround for the workload's bug: its patch's ``compile_workaround``, the
+clients' ``WORKAROUND``), each patch's ``compile_variants`` (patched with a part undone:
 what that part saves), and with ``--other-python PY`` ``stock@<torch version>``: stock run
 by another interpreter (a venv of another release). Ratios pair the runs of one
 repetition. ``--device cpu`` runs under inductor_fix's Triton-on-CPU harness (launches
@@ -45,10 +45,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from inductor_fix._stats import paired_ratios, span
+from inductor_fix.check.parts import BenchPart, part, patches
 
-__all__ = ["HELP", "add_arguments", "markdown", "out_name", "run", "worker"]
+__all__ = ["PART", "add_arguments", "markdown", "out_name", "run", "worker"]
 
-HELP = "whole max-autotune compiles: patched vs stock vs the workaround, with counts (--device cuda on a GPU)"
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENTS_SCRIPT = ROOT / "test" / "clients" / "clients.py"
@@ -59,35 +59,28 @@ CLIENTS = {"pytorch_optimizer": [], "heavyball": ["--widths", "128,128,128,128"]
 STOCK_GOAL, WORKAROUND_GOAL = 1.05, 0.9
 
 
-def _table() -> Any:
-    sys.path.insert(0, str(ROOT))
-    from inductor_fix import patches
-
-    return patches.PATCHES
-
-
-def _bench_parts() -> list[tuple[Any, Any]]:
+def _bench_parts() -> list[tuple[Any, BenchPart]]:
     """(patch, its bench part) for each patch of the table that has one."""
-    return [(patch, part) for patch in _table() if (part := patch.part("bench")) is not None]
+    return [(patch, bench) for patch in patches() if (bench := part(patch, "bench")) is not None]
 
 
 def _owners() -> dict[str, Any]:
     """workload -> the patch whose bug it shows (None: a real client)."""
     owners: dict[str, Any] = {}
-    for patch in _table():
-        check, bench = patch.part("check"), patch.part("bench")
-        for workload in getattr(check, "WORKLOADS", ()):
+    for patch in patches():
+        check, bench = part(patch, "check"), part(patch, "bench")
+        for workload in check.workloads if check is not None else ():
             owners.update({f"{workload.op}:{order}": patch for order in workload.sequences})
-        owners.update(dict.fromkeys(getattr(bench, "COMPILE_WORKLOADS", {}), patch))
+        owners.update(dict.fromkeys(bench.compile_workloads if bench is not None else {}, patch))
     return {**owners, **dict.fromkeys(CLIENTS)}
 
 
 def _variants() -> tuple[str, ...]:
-    return BASE_VARIANTS + tuple(v for _, part in _bench_parts() for v in getattr(part, "COMPILE_VARIANTS", {}))
+    return BASE_VARIANTS + tuple(v for _, bench in _bench_parts() for v in bench.compile_variants)
 
 
 def _fast() -> tuple[str, ...]:
-    return tuple(name for _, part in _bench_parts() for name in getattr(part, "COMPILE_FAST", ()))
+    return tuple(name for _, bench in _bench_parts() for name in bench.compile_fast)
 
 
 def add_arguments(parser: Any) -> None:
@@ -275,8 +268,9 @@ def _workload(name: str, device: str, outputs: dict[str, Any]) -> tuple[Callable
 
         return run_client, clients.WORKAROUND
     patch = _owners()[name]
-    workaround = getattr(patch.part("bench"), "COMPILE_WORKAROUND", {})
-    extra = getattr(patch.part("bench"), "COMPILE_WORKLOADS", {})
+    bench = part(patch, "bench")
+    workaround = dict(bench.compile_workaround) if bench is not None else {}
+    extra = bench.compile_workloads if bench is not None else {}
     if name in extra:
         return (lambda: _first_error(extra[name](device))), workaround
     from inductor_fix.check.table import run_sequence
@@ -301,7 +295,7 @@ def worker(argv: list[str]) -> dict[str, Any]:
 
     counts, outputs = _Counts(), {}
     run, workaround = _workload(name, device, outputs)
-    undo = {v: make for _, part in _bench_parts() for v, make in getattr(part, "COMPILE_VARIANTS", {}).items()}
+    undo = {v: make for _, bench in _bench_parts() for v, make in bench.compile_variants.items()}
     with contextlib.ExitStack() as stack:
         if device == "cpu":
             from inductor_fix.check.harness import triton_cpu_harness
@@ -378,3 +372,7 @@ def _ratios(runs: list[dict[str, Any]]) -> list[str]:
             lines.append(f"| {workload} | {label} | {span(ratio)} | {extra:+d} | {goal} |")
     return lines
 
+
+PART = BenchPart(help=("whole max-autotune compiles: patched vs stock vs the workaround, with counts "
+                       "(--device cuda on a GPU)"),
+                 add_arguments=add_arguments, run=run, markdown=markdown, worker=worker, out_name=out_name)

@@ -47,10 +47,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from inductor_fix._stats import summary
+from inductor_fix.check.parts import BenchPart
 
-__all__ = ["GOALS_MS", "HELP", "add_arguments", "markdown", "run"]
+__all__ = ["GOALS_MS", "PART", "add_arguments", "markdown", "run"]
 
-HELP = "process start-up under run, import after torch, and autoload, installed from a wheel (~6 min)"
 
 GOALS_MS = {"run_no_torch": 1.0, "import_after_torch": 10.0, "autoload": 10.0}
 IMPORT_CHILD = """
@@ -279,3 +279,7 @@ def markdown(data: dict[str, Any]) -> str:
         "| measured | median [spread] | goal | beside it |", "|---|---|---|---|",
         *(f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows),
     ])
+
+
+PART = BenchPart(help="process start-up under run, import after torch, and autoload, installed from a wheel (~6 min)",
+                 add_arguments=add_arguments, run=run, markdown=markdown)

@@ -13,15 +13,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ...check.parts import BenchPart
 from ..._stats import summary
 
-__all__ = ["HELP", "add_arguments", "markdown", "run", "worker"]
-
-HELP = "the arity guard's cost per template choice, CPU harness (~1 min)"
+__all__ = ["PART", "add_arguments", "markdown", "run", "worker"]
 
 GOAL_RATIO = 1.01
-#: Non-aliased matmul template compiles (nothing for the patch to fix): (name, operands, shape).
-OPS = (("mm", 2, (128, 128)), ("addmm", 3, (128, 128)), ("bmm", 2, (4, 128, 128)), ("baddbmm", 3, (4, 128, 128)))
 
 
 def add_arguments(parser: Any) -> None:
@@ -37,7 +34,8 @@ def worker(argv: list[str]) -> dict[str, Any]:
     import inductor_fix  # noqa: F401  (the cache-key fix stays applied; only the guard is timed)
     import torch
     from inductor_fix.check.harness import triton_cpu_harness
-    from inductor_fix.check.workloads import Op, run_compiles
+    from inductor_fix.check.operations import TEMPLATE_MATMULS, operation
+    from inductor_fix.check.workloads import run_compiles
     from inductor_fix.patches.arity_guard import fix as guard
     from torch._inductor import select_algorithm  # importing it applies the patches
     from torch._inductor.utils import fresh_cache
@@ -67,9 +65,9 @@ def worker(argv: list[str]) -> dict[str, Any]:
 
     with mock.patch.object(select_algorithm.TritonTemplate, "generate", timed_guarded), triton_cpu_harness():
         for _ in range(repetitions):
-            for op in OPS:
+            for op in TEMPLATE_MATMULS:  # non-aliased: nothing for the patch to fix
                 with fresh_cache():
-                    steps = run_compiles(Op(*op), (False,), "cpu", compare=False)
+                    steps = run_compiles(operation(op), (False,), "cpu", compare=False)
                 assert steps[0].error is None, steps[0].error
     ratios = [total / unguarded for total, unguarded in pairs]
     overhead_us = [(total - unguarded) * 1e6 for total, unguarded in pairs]
@@ -103,3 +101,7 @@ def markdown(data: dict[str, Any]) -> str:
             f"| ratio over all choices (sum/sum) | {data['total_ratio']:.4f} |",
         ]
     )
+
+
+PART = BenchPart(help="the arity guard's cost per template choice, CPU harness (~1 min)",
+                 add_arguments=add_arguments, run=run, worker=worker, markdown=markdown)

@@ -18,16 +18,13 @@ import tempfile
 import time
 from typing import Any
 
+from ...check.parts import BenchPart
 from ..._stats import span, summary
 
-__all__ = ["HELP", "add_arguments", "markdown", "out_name", "run", "worker"]
-
-HELP = "the realignment's cost per choice when nothing needs it (--device cuda on a GPU)"
+__all__ = ["PART", "add_arguments", "markdown", "out_name", "run", "worker"]
 
 PER_CHOICE_GOAL_US = 20.0
 SHARE_GOAL = 0.01
-#: Non-aliased matmul template compiles (nothing for the patch to fix): (name, operands, shape).
-MATMULS = (("mm", 2, (128, 128)), ("addmm", 3, (128, 128)), ("bmm", 2, (4, 128, 128)), ("baddbmm", 3, (4, 128, 128)))
 
 
 def add_arguments(parser: Any) -> None:
@@ -53,7 +50,8 @@ def worker(argv: list[str]) -> dict[str, Any]:
     import inductor_fix
     import torch
     from inductor_fix.check.harness import triton_cpu_harness
-    from inductor_fix.check.workloads import Op, run_compiles
+    from inductor_fix.check.operations import TEMPLATE_MATMULS, operation
+    from inductor_fix.check.workloads import run_compiles
     from inductor_fix.patches.benchmark_realign import fix as realign
     from torch._inductor import select_algorithm
     from torch._inductor.utils import fresh_cache
@@ -72,9 +70,9 @@ def worker(argv: list[str]) -> dict[str, Any]:
     assert inductor_fix.is_patched("AlgorithmSelectorCache.benchmark_in_current_process")
     harness = triton_cpu_harness() if device == "cpu" else contextlib.nullcontext()
     with mock.patch.object(selector, "benchmark_in_current_process", classmethod(timed)), harness:
-        for op in MATMULS:
+        for op in TEMPLATE_MATMULS:
             with fresh_cache():
-                steps = run_compiles(Op(*op), (False,), device, compare=False)
+                steps = run_compiles(operation(op), (False,), device, compare=False)
             assert steps[0].error is None, steps[0].error
     per_choice_us, shares, choices_seen = [], [], 0
     for choices, input_nodes, gen_fns, whole in calls:
@@ -111,6 +109,8 @@ def markdown(data: dict[str, Any]) -> str:
 
 # --- for ``tools/bench compile`` ---------------------------------------------------------
 
-#: Upstream's workaround for pytorch/pytorch#194515: benchmark in a subprocess, which builds
-#: each choice's tensors from its own benchmark request.
-COMPILE_WORKAROUND = {"autotune_in_subproc": True}
+PART = BenchPart(help="the realignment's cost per choice when nothing needs it (--device cuda on a GPU)",
+                 add_arguments=add_arguments, run=run, worker=worker, markdown=markdown, out_name=out_name,
+                 # Upstream's workaround for pytorch/pytorch#194515: benchmark in a subprocess, which
+                 # builds each choice's tensors from its own benchmark request.
+                 compile_workaround={"autotune_in_subproc": True})

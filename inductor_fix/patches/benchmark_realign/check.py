@@ -16,7 +16,7 @@ with the bias a view as transformers' T5 has it) is one
 :data:`FLEX_TRAINING` and its sequence in :data:`TRAINING_SEQUENCES`.
 
 On a CPU the harness needs three more seams for FlexAttention, which only these workloads
-use: :mod:`.seams` (``harness_seams``, entered by the harness through the patch table).
+use: :mod:`.seams` (``harness_seams``, which the harness enters through this part's record).
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ import dataclasses
 import functools
 from typing import Any, Callable
 
+from ...check.parts import CheckPart
 from ...check.workloads import MODE, Step, Workload, compile_step, max_rel_error
 from .seams import HARNESS_NOTE, flex_backward_on_triton, flex_lowering_on_triton, harness_seams
 
-__all__ = ["FLEX", "FLEX_ORDER", "FLEX_TRAINING", "HARNESS_NOTE", "TRAINING_SEQUENCES", "WORKLOADS", "FlexTraining",
+__all__ = ["FLEX", "FLEX_ORDER", "FLEX_TRAINING", "HARNESS_NOTE", "PART", "TRAINING_SEQUENCES", "FlexTraining",
            "flex_backward_on_triton", "flex_gathered_bias", "flex_lowering_on_triton", "flex_training",
            "flex_training_workload", "flex_workload", "harness_seams", "relative_position_index"]
 
@@ -320,7 +321,7 @@ def _run_training(order: str, device: str, *, compare: bool, dtype: Any = None) 
 #: The ``check`` ops this patch's bug shows in, in its order. 2.15.0 passes flex forward and
 #: decoding their kernels' inputs (PR #194555); the backward lowering still builds its list by
 #: hand, and selective checkpointing crashes it there.
-WORKLOADS: tuple[Workload, ...] = (
+PART = CheckPart(harness_seams=harness_seams, harness_note=HARNESS_NOTE, workloads=(
     Workload("flex", {FLEX_ORDER: ("gathered bias", 1)}, functools.partial(_run_flex, "flex"),
              help="FlexAttention with a gathered bias (pytorch/pytorch#194515)", crashes=">=2.7.0,<2.15.0"),
     Workload("flex_decoding", {FLEX_ORDER: ("gathered bias", 1)}, functools.partial(_run_flex, "flex_decoding"),
@@ -328,4 +329,4 @@ WORKLOADS: tuple[Workload, ...] = (
     Workload("flex_backward", {order: (label, 1) for order, (label, _) in TRAINING_SEQUENCES.items()},
              _run_training, help="a training step of it under selective activation checkpointing",
              crashes=">=2.7.0"),
-)
+))

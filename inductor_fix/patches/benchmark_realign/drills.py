@@ -1,10 +1,12 @@
-"""benchmark-realign's drift drills (``python test/drift.py``; the format: cache-key's ``drills.py``)."""
+"""benchmark-realign's drift drills (``python test/drift.py``; the format:
+:class:`~inductor_fix.check.parts.DrillsPart`)."""
 
 from __future__ import annotations
 
-__all__ = ["DRILLS", "UNDER"]
+from ...check.parts import DrillsPart
 
-#: Its targets move only in the general drills of ``test/drift.py``.
-DRILLS: dict = {}
-#: It needs ``TritonTemplateCaller`` (it recognises template choices by it).
-UNDER = {"renamed-class": "unsupported"}
+__all__ = ["PART"]
+
+#: Its targets move only in the general drills of ``test/drift.py``; it needs
+#: ``TritonTemplateCaller`` (it recognises template choices by it).
+PART = DrillsPart(under={"renamed-class": "unsupported"})

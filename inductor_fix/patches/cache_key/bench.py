@@ -17,11 +17,10 @@ import time
 import timeit
 from typing import Any
 
+from ...check.parts import BenchPart
 from ..._stats import paired_ratios, span, summary
 
-__all__ = ["ACTIVITY_GOAL_NS", "HELP", "KEY_GOAL_RATIO", "add_arguments", "markdown", "run", "worker"]
-
-HELP = "make_key stock vs patched, and the activity record per key (~2 min)"
+__all__ = ["ACTIVITY_GOAL_NS", "KEY_GOAL_RATIO", "PART", "add_arguments", "markdown", "run", "worker"]
 
 KEY_GOAL_RATIO = 1.05
 ACTIVITY_GOAL_NS = 1000.0
@@ -196,10 +195,6 @@ def markdown(data: dict[str, Any]) -> str:
 
 # --- for ``tools/bench compile``: whole compiles (its generic runner counts and times them) ---
 
-#: Upstream's workaround for pytorch/pytorch#188069: the codegen cache off.
-COMPILE_WORKAROUND = {"enable_caching_generated_triton_templates": False}
-
-
 def _unshared() -> Any:
     """The fix as 0.1.0 shipped it: ``TritonTemplateCaller.hash_key`` back to stock, so a later
     aliasing pattern's choices are benchmarked again (the cost the shared autotuning removes)."""
@@ -212,9 +207,6 @@ def _unshared() -> Any:
                              inductor_fix.original("TritonTemplateCaller.hash_key"))
 
 
-#: Variants besides patched, stock and the workaround: name -> a context manager factory
-#: entered around the workload in the patched process.
-COMPILE_VARIANTS = {"unshared": _unshared}
 
 
 def newton_schulz(device: str, n: int = 128) -> list[Any]:
@@ -271,7 +263,14 @@ def mm_plus_mm(device: str, n: int = 128) -> list[Any]:
     return steps
 
 
-#: Whole-compile workloads besides its ``check`` sequences: name -> ``run(device) -> steps``.
-COMPILE_WORKLOADS = {"newton_schulz": newton_schulz, "mm_plus_mm": mm_plus_mm}
-#: Those the fast form (``--device cpu``) runs: the two-compile bmm sequences and the above.
-COMPILE_FAST = ("bmm:alias-first", "bmm:distinct-first", "newton_schulz", "mm_plus_mm")
+PART = BenchPart(
+    help="make_key stock vs patched, and the activity record per key (~2 min)",
+    add_arguments=add_arguments, run=run, worker=worker, markdown=markdown,
+    # Upstream's workaround for pytorch/pytorch#188069: the codegen cache off.
+    compile_workaround={"enable_caching_generated_triton_templates": False},
+    # Besides patched, stock and the workaround: 0.1.0's fix, autotuning not shared.
+    compile_variants={"unshared": _unshared},
+    # Whole compiles besides its ``check`` sequences, and what the fast form (--device cpu) runs.
+    compile_workloads={"newton_schulz": newton_schulz, "mm_plus_mm": mm_plus_mm},
+    compile_fast=("bmm:alias-first", "bmm:distinct-first", "newton_schulz", "mm_plus_mm"),
+)

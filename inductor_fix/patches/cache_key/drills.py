@@ -1,9 +1,9 @@
 """cache-key's drift drills: ``GeneratedCodeCache.make_key`` moves the way upstream changes do.
 
-``python test/drift.py`` runs every patch's drills (found through the patch table): each
-is ``(move, state)``, ``move(select_algorithm, kit)`` changing the module (``kit`` is
+``python test/drift.py`` runs every patch's drills (its :class:`~inductor_fix.check.parts.DrillsPart`):
+each is ``(move, state)``, ``move(select_algorithm, kit)`` changing the module (``kit`` is
 ``test/drift.py``, with its helpers ``redefined`` and ``gains_keyword``) and ``state`` what
-this patch must then say; every other patch must still apply. :data:`UNDER` says what this
+this patch must then say; every other patch must still apply. ``under`` says what this
 patch says under the general drills of ``test/drift.py`` where that is not ``applied``.
 """
 
@@ -15,7 +15,9 @@ import inspect
 import types
 from typing import Any
 
-__all__ = ["DRILLS", "UNDER"]
+from ...check.parts import DrillsPart
+
+__all__ = ["PART"]
 
 
 def _make_key_extra_parameter(module: types.ModuleType, kit: Any) -> None:
@@ -58,11 +60,13 @@ def _hash_key_gone(module: types.ModuleType, kit: Any) -> None:
     caller.__bases__[0].hash_key = inherited
 
 
-DRILLS = {
-    "make-key-extra-parameter": (_make_key_extra_parameter, "unsupported"),
-    "make-key-keyword": (_make_key_keyword, "applied"),
-    "upstream-key-fix": (_upstream_key_fix, "not-needed"),
-    "hash-key-inherited": (_hash_key_gone, "unsupported"),
-}
-#: The general drills under which this patch does not apply (it wraps ``TritonTemplateCaller.hash_key``).
-UNDER = {"renamed-class": "unsupported"}
+PART = DrillsPart(
+    drills={
+        "make-key-extra-parameter": (_make_key_extra_parameter, "unsupported"),
+        "make-key-keyword": (_make_key_keyword, "applied"),
+        "upstream-key-fix": (_upstream_key_fix, "not-needed"),
+        "hash-key-inherited": (_hash_key_gone, "unsupported"),
+    },
+    # The general drills under which this patch does not apply (it wraps TritonTemplateCaller.hash_key).
+    under={"renamed-class": "unsupported"},
+)

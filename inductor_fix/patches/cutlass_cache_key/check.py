@@ -11,17 +11,17 @@ one kernel per aliasing pattern (about a minute each on an H200's host).
 
 from __future__ import annotations
 
-import functools
 import importlib
 import os
 import shutil
 from typing import Any
 
-from ...check.workloads import SEQUENCES, Op, Step, Workload, run_compiles
+from ...check.operations import two_compile_workload
+from ...check.parts import CheckPart
+from ...check.workloads import Op
 
-__all__ = ["CONFIG", "WORKLOADS", "unavailable"]
+__all__ = ["CONFIG", "PART", "unavailable"]
 
-LABELS = {"alias-first": "alias -> distinct", "distinct-first": "distinct -> alias"}
 #: Inductor settings of the workload: the CUTLASS backend alone, one config, one swizzle.
 CONFIG: dict[str, Any] = {"max_autotune_gemm_backends": "CUTLASS", "cutlass.cutlass_max_profiling_configs": 1,
                           "cutlass.cutlass_max_profiling_swizzle_options": [2]}
@@ -49,17 +49,8 @@ def unavailable(device: str) -> str | None:
             "as one: include/, tools/, python/)")
 
 
-def _run(order: str, device: str, *, compare: bool, dtype: Any = None, **options: Any) -> list[Step]:
-    import torch
-    from torch._inductor import config
-
-    with config.patch(CONFIG):
-        return run_compiles(Op("mm", 2, (256, 256)), SEQUENCES[order], device, compare=compare,
-                            dtype=dtype or torch.float16, **options)
-
-
-WORKLOADS: tuple[Workload, ...] = (
-    Workload("cutlass_mm", {order: (LABELS[order], len(aliasing)) for order, aliasing in SEQUENCES.items()},
-             functools.partial(_run), help="mm(x, x) and mm(a, b) through the CUTLASS backend (CUDA, nvcc, CUTLASS)",
-             unavailable=unavailable),
-)
+PART = CheckPart(workloads=(
+    two_compile_workload(Op("mm", 2, (256, 256)), name="cutlass_mm", settings=CONFIG, dtype="float16",
+                         help="mm(x, x) and mm(a, b) through the CUTLASS backend (CUDA, nvcc, CUTLASS)",
+                         unavailable=unavailable),
+))
