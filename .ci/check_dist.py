@@ -4,7 +4,8 @@
     python .ci/check_dist.py --same WHEEL WHEEL   (the same files, byte for byte: setup.py changes nothing)
 
 A wheel holds exactly the package's modules of this checkout (``inductor_fix/**/*.py``:
-the fix, the CLI, ``check`` with its CPU harness, the ``run`` bootstrap), its data (the
+the fix, the CLI, ``check`` with its CPU harness, the ``run`` bootstrap; not a patch's
+``bench.py`` or ``drills.py``, which only the tools and tests read), its data (the
 recorded source fingerprints, ``inductor_fix/patches/fingerprints.json``), the autoload
 entry point's module ``_inductor_fix_autoload.py`` (declared in ``torch.backends``; the console
 script's target too) and its ``.dist-info/`` with the license: never tests, tools or
@@ -24,13 +25,17 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-#: Test-only helpers (they live in test/: the drift drill, injected faults, the observer).
-TEST_ONLY = re.compile(r"inductor_fix/(testing/|.*(observe|faults|drift)\.py)")
+#: Test-only helpers (they live in test/: the drift drill, injected faults, the observer) and
+#: the parts of a patch's folder only the tools and tests read (its benchmark, its drift drills:
+#: tools/build_backend.py leaves them out of the wheel).
+TEST_ONLY = re.compile(r"inductor_fix/(testing/|.*(observe|faults|drift)\.py|patches/[^/]+/(bench|drills)\.py)")
 CHECKOUT = Path(__file__).resolve().parents[1]
 #: Data the package reads at run time (pyproject's package-data): the recorded source fingerprints.
 PACKAGE_DATA = {"inductor_fix/patches/fingerprints.json"}
-#: Every module of the package in this checkout and its data: what a wheel must hold, no more, no less.
-PACKAGE_FILES = {str(p.relative_to(CHECKOUT)) for p in (CHECKOUT / "inductor_fix").rglob("*.py")} | PACKAGE_DATA
+#: Every module of the package in this checkout and its data.
+SOURCE_FILES = {str(p.relative_to(CHECKOUT)) for p in (CHECKOUT / "inductor_fix").rglob("*.py")} | PACKAGE_DATA
+#: What a wheel must hold of them, no more, no less.
+PACKAGE_FILES = {name for name in SOURCE_FILES if not TEST_ONLY.match(name)}
 #: The one top-level module beside the package: torch's autoload entry point (outside the
 #: package so that INDUCTOR_FIX_AUTOLOAD=0 imports nothing of it).
 AUTOLOAD_MODULE = "_inductor_fix_autoload.py"
@@ -99,7 +104,7 @@ def check_sdist(path: Path) -> list[str]:
     problems = [f"sdist entry {name} is outside {top}" for name in names if not (name + "/").startswith(top)]
     inner = [name[len(top):] for name in names if name.startswith(top)]
     problems += _common("sdist", version, inner, meta)
-    problems += [f"sdist lacks {name}" for name in sorted(SDIST_FILES | PACKAGE_FILES) if name not in inner]
+    problems += [f"sdist lacks {name}" for name in sorted(SDIST_FILES | SOURCE_FILES) if name not in inner]
     if not any(re.fullmatch(r"test/test_\w+\.py", name) for name in inner):
         problems.append("sdist holds no test/test_*.py")
     return problems

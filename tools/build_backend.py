@@ -11,13 +11,15 @@ own module when that exists (its cached bytecode, as an import would: nothing go
 and otherwise defines an ``activate`` that warns once and lets torch run stock, and a ``cli``
 (the ``inductor-fix`` console script's target) that says in one line what to do, where the
 package's own command would fail with a traceback.
-``pip uninstall`` removes it with the rest (it is in the wheel's RECORD). Everything else,
-the sdist and the wheel included, is setuptools' own.
+``pip uninstall`` removes it with the rest (it is in the wheel's RECORD). And ``build_wheel``
+leaves out the parts of a patch's folder that only the tools and tests read (``bench.py``,
+``drills.py``). Everything else, the sdist included, is setuptools' own.
 """
 
 import base64
 import hashlib
 import os
+import re
 import zipfile
 
 from setuptools import build_meta as _setuptools
@@ -80,6 +82,31 @@ except Exception as _error:
     activate, cli = _stand_in_activate, _stand_in_cli  # not half-defined ones of the checkout's
     __file__ = __spec__.origin if globals().get("__spec__") is not None else __file__
 '''
+
+
+#: Parts of a patch's folder that only the tools and the tests read (``tools/bench``,
+#: ``test/drift.py``): in the sdist and a checkout, never in the wheel users install.
+NOT_SHIPPED = re.compile(r"inductor_fix/patches/[^/]+/(bench|drills)\.py")
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    name = _setuptools.build_wheel(wheel_directory, config_settings, metadata_directory)
+    _drop_unshipped(os.path.join(wheel_directory, name))
+    return name
+
+
+def _drop_unshipped(wheel: str) -> None:
+    """Remove :data:`NOT_SHIPPED` files, and their RECORD lines, from ``wheel``; every other
+    entry is written back as it was (same order, same timestamps: the build stays reproducible)."""
+    with zipfile.ZipFile(wheel) as old:
+        entries = [(info, old.read(info)) for info in old.infolist() if not NOT_SHIPPED.fullmatch(info.filename)]
+    with zipfile.ZipFile(wheel + ".tmp", "w", zipfile.ZIP_DEFLATED) as new:
+        for info, content in entries:
+            if info.filename.endswith(".dist-info/RECORD"):
+                lines = content.decode().splitlines(keepends=True)
+                content = "".join(line for line in lines if not NOT_SHIPPED.fullmatch(line.split(",")[0])).encode()
+            new.writestr(info, content)
+    os.replace(wheel + ".tmp", wheel)
 
 
 def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
