@@ -118,6 +118,23 @@ def cycle(edges: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def _is_table(module: str) -> bool:
+    return module == f"{PACKAGE}.patches" or module.startswith(f"{PACKAGE}.patches.")
+
+
+def table_readers(edges: dict[str, set[str]]) -> list[str]:
+    """Modules of ``check`` other than ``check.parts`` that import the patch table or a folder."""
+    return sorted(name for name, targets in edges.items()
+                  if name.startswith(f"{PACKAGE}.check.") and name != f"{PACKAGE}.check.parts"
+                  and any(_is_table(target) for target in targets))
+
+
+def core_importing_check(edges: dict[str, set[str]]) -> list[str]:
+    """Modules of the table's core (not a part of a folder) that import the layer of ``check``."""
+    return sorted(name for name, targets in edges.items() if _is_table(name) and layer(name) == 0
+                  and any(target == f"{PACKAGE}.check" or target.startswith(f"{PACKAGE}.check.") for target in targets))
+
+
 class TestImportGraph(unittest.TestCase):
     def test_every_module_has_a_layer(self) -> None:
         for name in modules():
@@ -131,6 +148,20 @@ class TestImportGraph(unittest.TestCase):
         upward = sorted(f"{name} ({LAYERS[layer(name)]}) imports {target} ({LAYERS[layer(target)]})"
                         for name, targets in graph().items() for target in targets if layer(target) > layer(name))
         self.assertEqual(upward, [])
+
+    def test_check_reads_the_patch_table_through_one_module(self) -> None:
+        # check's engines read the table (and a patch's parts) through check/parts.py only, and
+        # the table's core (its entry, base, each folder's entry, fix and activity) never imports
+        # the layer of check: a part is read by check, the table never reads a part.
+        self.assertEqual(table_readers(graph()), [])
+        self.assertEqual(core_importing_check(graph()), [])
+
+    def test_a_second_reader_of_the_table_is_caught(self) -> None:
+        edges = graph()
+        edges["inductor_fix.check.runner"] = edges["inductor_fix.check.runner"] | {"inductor_fix.patches"}
+        edges["inductor_fix.patches.base"] = edges["inductor_fix.patches.base"] | {"inductor_fix.check.parts"}
+        self.assertEqual(table_readers(edges), ["inductor_fix.check.runner"])
+        self.assertEqual(core_importing_check(edges), ["inductor_fix.patches.base"])
 
     def test_the_graph_sees_function_level_and_relative_imports(self) -> None:
         # Controls for the parser itself: edges known to exist, one of them inside a function.
