@@ -84,15 +84,41 @@ GENERAL: dict[str, Callable[[types.ModuleType], None]] = {
 }
 
 
+#: The checkout this file is in: a patch's ``drills.py`` is read from its folder here when the
+#: installed package lacks it (the wheel leaves out parts only the tests read).
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def drills_part(patch: Any) -> Any:
+    """``patch``'s :class:`~inductor_fix.check.parts.DrillsPart`: the installed package's, else
+    the checkout's ``inductor_fix/patches/<folder>/drills.py``; None if neither has one."""
+    import importlib.util
+
+    from inductor_fix.check.parts import DrillsPart, part
+
+    found = part(patch, "drills")
+    path = os.path.join(CHECKOUT, "inductor_fix", "patches", patch.module, "drills.py")
+    if found is not None or patch.package or not os.path.isfile(path):
+        return found
+    name = f"inductor_fix.patches.{patch.module}.drills"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # its relative imports resolve in the installed package
+    spec.loader.exec_module(module)
+    if not isinstance(getattr(module, "PART", None), DrillsPart):
+        raise TypeError(f"{path} must define PART, a DrillsPart")
+    return module.PART
+
+
 def drills(patches: Any = None) -> dict[str, Drill]:
     """Every drill: the general ones, then each patch's (its folder's ``drills`` part), with
     the state each expects of each patch of ``patches`` (default: the table)."""
-    from inductor_fix.check.parts import DrillsPart, part
+    from inductor_fix.check.parts import DrillsPart
     from inductor_fix.check.parts import patches as table
 
     patches = table() if patches is None else patches
     kit = sys.modules[__name__]
-    parts = {patch.name: part(patch, "drills") or DrillsPart() for patch in patches}
+    parts = {patch.name: drills_part(patch) or DrillsPart() for patch in patches}
     found = {name: Drill(move, {patch: record.under[name] for patch, record in parts.items() if name in record.under})
              for name, move in GENERAL.items()}
     for patch, record in parts.items():
