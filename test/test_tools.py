@@ -404,16 +404,64 @@ def _installed_sources_wheel(wheel: Path) -> None:
                 archive.writestr(path, (root / path).read_bytes())
 
 
-def _gpu_tier() -> Any:
-    """``tools/gpu_tier`` as a module (it is a script without a ``.py``)."""
+def _script(name: str) -> Any:
+    """``tools/<name>`` as a module (a script without a ``.py``)."""
     import importlib.machinery
     import importlib.util
 
-    loader = importlib.machinery.SourceFileLoader("gpu_tier", str(ROOT / "tools" / "gpu_tier"))
-    spec = importlib.util.spec_from_loader("gpu_tier", loader)
+    loader = importlib.machinery.SourceFileLoader(name, str(ROOT / "tools" / name))
+    spec = importlib.util.spec_from_loader(name, loader)
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
     return module
+
+
+def _gpu_tier() -> Any:
+    return _script("gpu_tier")
+
+
+class TestRetireFindsMentions(TestCase):
+    """tools/retire lists every file that still names a retired patch (CHANGELOG keeps its
+    history), deletes its benchmark results, and fails on package data that names it; CI runs
+    the whole drill for every patch (.ci/run)."""
+
+    def test_a_planted_mention_of_each_patch_is_found(self) -> None:
+        retire = _script("retire")
+        for patch in PATCHES:
+            others = [p for p in PATCHES if p is not patch]
+            with self.subTest(patch=patch.name), tempfile.TemporaryDirectory() as directory:
+                tree = Path(directory)
+                kind = next(iter(patch.activity.kinds))
+                files = {"README.md": f"intro\nthe {patch.name} patch\n",
+                         "docs/x.md": f"see `{patch.module}`\nand the kind {kind}\n",
+                         "inductor_fix/data.json": f'{{"{patch.diff}": 1}}\n',
+                         "CHANGELOG.md": f"- {patch.name} retired\n",
+                         "other.md": f"{patch.name}s and {patch.module}_x are other words\n"}
+                for name, text in files.items():
+                    Path(tree, name).parent.mkdir(parents=True, exist_ok=True)
+                    Path(tree, name).write_text(text)
+                found = retire.mentions(tree, list(files), retire.naming(patch, others))
+                self.assertEqual(found, {"README.md": [2], "docs/x.md": [1, 2], "inductor_fix/data.json": [1]})
+                self.assertIn("docs/x.md: 2 lines (1, 2)", retire.describe_mentions(found))
+
+    def test_retire_deletes_the_benchmark_results_too(self) -> None:
+        retire = _script("retire")
+        patch = PATCHES[-1]
+        with tempfile.TemporaryDirectory() as directory:
+            tree = Path(directory)
+            made = [f"inductor_fix/patches/{patch.module}/fix.py", f"test/{patch.module}/test_x.py",
+                    f"docs/bench/{patch.module}.json", f"docs/bench/{patch.module}-cuda.json", "docs/bench/other.json",
+                    *(f"patches/{diff}" for diff in patch.diffs)]
+            for name in made:
+                Path(tree, name).parent.mkdir(parents=True, exist_ok=True)
+                Path(tree, name).write_text("x")
+            table = Path(tree, retire.TABLE)
+            table.write_text((ROOT / retire.TABLE).read_text())
+            deleted = retire.retire(tree, patch.module)
+            self.assertIn(f"docs/bench/{patch.module}-cuda.json", deleted)
+            self.assertEqual(sorted(str(p.relative_to(tree)) for p in tree.rglob("*") if p.is_file()),
+                             ["docs/bench/other.json", str(retire.TABLE)])
+            self.assertNotIn(f'"{patch.module}"', table.read_text())
 
 
 class TestGpuTierFastForm(TestCase):
