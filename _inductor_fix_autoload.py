@@ -1,73 +1,48 @@
-"""torch's autoload entry point for ``inductor_fix``, and how the package starts in a process
-whichever route starts it: the one start-up path.
+"""torch's autoload entry point for ``inductor_fix``, and the console script's target.
 
-Routes (:func:`start`): ``"autoload"``, torch's ``torch.backends`` entry point
-(``inductor_fix = _inductor_fix_autoload:activate``, called at the end of ``import torch``,
-torch 2.5+: installed means protected; ``INDUCTOR_FIX_AUTOLOAD=0`` turns it off,
-``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` torch's for every package); ``"run"``, ``inductor-fix run``'s start-up hook
-(``inductor_fix/_bootstrap/sitecustomize.py``); ``"import"``, ``import inductor_fix``; and
-``"cli"``, an ``inductor-fix`` command. Each is recorded in :data:`routes`, first first,
-and leads to the same two hooks: when torch's log registry loads, the ``inductor_fix`` log
-name is registered (torch parses ``TORCH_LOGS`` right after and rejects unknown names);
-when Inductor's ``select_algorithm`` loads, the package is imported and patches it. So a
-process that never compiles imports nothing of the package. Two things import it when
-torch loads instead: ``INDUCTOR_FIX_REPORT`` (a report path that cannot be written is said
-when the job starts) and a misspelt ``INDUCTOR_FIX_AUTOLOAD`` (said with the package's
-warning).
+torch calls :func:`activate` (``inductor_fix = _inductor_fix_autoload:activate`` in the
+``torch.backends`` group) at the end of ``import torch``, torch 2.5+: installed means
+protected. ``inductor-fix run``'s start-up hook calls :func:`start` with ``"run"``. Both start
+the package through its one start-up path, :mod:`_inductor_fix_startup`, handing it the one
+thing that module never does itself: how to import the package (:func:`start`), which happens
+only when Inductor's ``select_algorithm`` loads. So this module sits above both: it may load
+the package, and neither the package nor the start-up module imports it back.
 
-Hooks run from the one post-import finder (:data:`FINDER`, :func:`when_imported`): for a
-hooked module it wraps the loader the other finders return; once the module body has run
-it puts the real loader back on the module and runs the callbacks in order, those added
-while they run included. A callback never breaks the import that triggered it: what it
-raises is one warning, and the program carries on.
-
-This module sits beside the package so that the entry point and the ``run`` hook import
-nothing of ``inductor_fix`` until Inductor loads. It is the one module outside the package:
-its name, :func:`activate` and :func:`cli` (the ``inductor-fix`` console script) are in the
-metadata of every installed copy, an editable install's included, whose import finder also
-knows each top-level module by name (a new one would not import there until reinstalled), so
-none of them ever changes name. Nothing here raises for its own reasons: torch turns an
-exception in an entry point into a failed ``import torch``.
+It is a top-level module beside the package: its name, :func:`activate` and :func:`cli` (the
+``inductor-fix`` console script) are in the metadata of every installed copy, an editable
+install's included, whose import finder also knows each top-level module by name (a new one
+would not import there until reinstalled), so none of them ever changes name; an editable
+install older than :mod:`_inductor_fix_startup` runs stock torch and says to reinstall.
+Nothing here raises for its own reasons: torch turns an exception in an entry point into a
+failed ``import torch``.
 """
 
-import _thread
-import os
 import sys
 
-__all__ = ["FINDER", "OFF", "ON", "activate", "cli", "loaded", "record", "routes", "start", "switch", "unregister",
-           "when_imported"]
+try:
+    import _inductor_fix_startup as _startup
+except Exception as _error:  # ImportError: an editable install made before the module existed
+    _startup = None
+    _missing = _error
 
-#: The words of every on/off variable of the package (``INDUCTOR_FIX_AUTOLOAD``, ``INDUCTOR_FIX_DISABLE``).
-ON = ("1", "true", "yes", "on")
-OFF = ("0", "false", "no", "off")
-VARIABLE = "INDUCTOR_FIX_AUTOLOAD"
-#: Set, to the value, by the process that warned about a bad INDUCTOR_FIX_AUTOLOAD: its
-#: children (the rest of the job) do not warn again.
-WARNED_VARIABLE = "INDUCTOR_FIX_AUTOLOAD_WARNED"
-REPORT_VARIABLE = "INDUCTOR_FIX_REPORT"
-#: torch's log registry, and the module the package patches.
-TORCH_LOGS = "torch._logging._registrations"
-INDUCTOR = "torch._inductor.select_algorithm"
-
-#: How the package was activated in this process, first first.
-routes: list = []
-_importing = []  # the route importing the package now: its own import is that route's
-_failed = []  # the error of the one import of the package that failed
+__all__ = ["activate", "cli", "start"]
 
 
-def switch(value):
-    """True for an on word (or unset/empty), False for an off word, None for anything else."""
-    value = (value or "").strip().lower()
-    return True if value in ("",) + ON else False if value in OFF else None
+def _import_package():
+    import inductor_fix  # noqa: F401  (it patches Inductor as it imports)
 
 
-def record(route, claims_import=False):
-    """Record ``route``; ``claims_import``: the route imported the package itself just now,
-    so the ``"import"`` its import recorded is this route's."""
-    if claims_import and "import" in routes:
-        routes[routes.index("import")] = route
-    if route not in routes:
-        routes.append(route)
+def start(route):
+    """Start the package in this process by ``route`` (``"autoload"``, ``"run"``):
+    :func:`_inductor_fix_startup.start` with the importer of the package. Never raises."""
+    if _startup is None:
+        try:
+            sys.stderr.write(f"inductor_fix: not applied ({route}): {_missing}; this editable install predates "
+                             "it: reinstall it (python -m pip install -e <checkout>)\n")
+        except Exception:
+            pass
+        return
+    _startup.start(route, _import_package)
 
 
 def activate():
@@ -83,208 +58,10 @@ def cli():
     try:
         from inductor_fix.cli import main
     except ModuleNotFoundError as error:
-        if error.name != "inductor_fix":  # something the package needs: its own traceback says what
+        if error.name not in ("inductor_fix", "_inductor_fix_startup"):  # the package's own: its traceback says
             raise
         sys.stderr.write(f"inductor-fix: its package cannot be imported ({error}): reinstall it, python -m pip "
                          "install --force-reinstall inductor-fix, or remove it, python -m pip uninstall "
                          "inductor-fix\n")
         return 1
     return main()
-
-
-def start(route):
-    """Activate ``inductor_fix`` in this process by ``route`` (``"autoload"`` does nothing while
-    ``INDUCTOR_FIX_AUTOLOAD`` is an off word): record it and hook torch's log registry and
-    Inductor (see the module docstring). Never raises."""
-    try:
-        if route == "import" and _importing:
-            return  # the package is being imported by a route that recorded itself
-        if route == "autoload" and switch(os.environ.get(VARIABLE)) is False:
-            return
-        record(route)
-        when_imported(TORCH_LOGS, _on_torch)
-        when_imported(INDUCTOR, _import_package)
-    except Exception as error:
-        _fault(route, error)
-
-
-def _on_torch(module):
-    internal = sys.modules.get("torch._logging._internal")
-    if getattr(internal, "register_log", None) is not None:
-        internal.register_log("inductor_fix", "inductor_fix")
-    misspelt = switch(os.environ.get(VARIABLE)) is None and os.environ.get(WARNED_VARIABLE) != os.environ[VARIABLE]
-    if misspelt or os.environ.get(REPORT_VARIABLE):
-        _import_package(module)
-    if misspelt:  # with the package's warn-once where it imported, else a plain warning
-        _warn(f"inductor_fix: {VARIABLE}={os.environ[VARIABLE]!r} is not one of {', '.join(OFF)} (off) or "
-              f"{', '.join(ON)} (on, the default): treated as on", origin=f"${VARIABLE}")
-        os.environ[WARNED_VARIABLE] = os.environ[VARIABLE]
-
-
-def _import_package(module=None):
-    """Import the package (it patches Inductor as it imports); False, after one warning, if it
-    cannot be imported (and False again, silently, if asked again: it is not tried twice)."""
-    if "inductor_fix" in sys.modules:
-        return True
-    if _failed:
-        return False
-    _importing.append(", ".join(routes) or "?")  # every route that started waits for this one import
-    try:
-        import inductor_fix  # noqa: F401
-    except Exception as error:  # a broken install: run stock, and say why
-        _failed.append(error)
-        _fault(_importing[-1], error)
-        return False
-    finally:
-        _importing.pop()
-    return True
-
-
-def _fault(route, error):
-    _warn(f"inductor_fix: not applied ({route}): {type(error).__name__}: {error}; this process runs stock torch "
-          f"(reinstall inductor-fix; inductor-fix status says more)")
-
-
-def _warn(message, origin=None):
-    """One warning: the package's warn-once where it is loaded (not imported anew for it: its
-    import may be what failed), else a RuntimeWarning; stderr where warnings are errors.
-    ``origin`` (``"$INDUCTOR_FIX_AUTOLOAD"``) names what caused it where no line of code did."""
-    try:
-        package = sys.modules.get("inductor_fix._warnings")
-        if package is not None:
-            package.warn_once(message, stacklevel=4, origin=origin)
-        elif origin is not None:
-            import warnings
-
-            warnings.warn_explicit(message, RuntimeWarning, origin, 0, module="inductor_fix")
-        else:
-            import warnings
-
-            warnings.warn(message, RuntimeWarning, stacklevel=4)
-    except Exception:  # never raise into torch's import
-        try:
-            sys.stderr.write(message + "\n")
-        except Exception:
-            pass
-
-
-# --- the post-import finder ---------------------------------------------------------------
-
-
-class _CallbackLoader:  # a loader by protocol: importlib.abc would cost every start-up ~4 ms
-    def __init__(self, loader, name):
-        self._loader = loader
-        self._name = name
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module):
-        try:
-            self._loader.exec_module(module)
-        finally:
-            module.__loader__ = self._loader
-            if getattr(module, "__spec__", None) is not None:
-                module.__spec__.loader = self._loader
-        FINDER.run(self._name, module)
-
-    def __getattr__(self, name):
-        # get_source, get_code, is_package ... keep inspect and linecache working meanwhile.
-        return getattr(self._loader, name)
-
-
-class _Finder:  # a sys.meta_path finder by protocol (find_spec)
-    def __init__(self):
-        self.hooks = {}  # module name -> [callback]
-        self.running = set()  # module names whose callbacks are running
-
-    def find_spec(self, fullname, path=None, target=None):
-        if not self.hooks.get(fullname):
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None:
-                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-                    spec.loader = _CallbackLoader(spec.loader, fullname)
-                return spec
-        return None
-
-    def run(self, name, module):
-        """Run ``name``'s callbacks in order, those registered meanwhile included (under the
-        lock, the last look and leaving ``running`` are one step: none registered then is lost)."""
-        with _LOCK:
-            self.running.add(name)
-        done = 0
-        try:
-            while True:
-                with _LOCK:
-                    callbacks = self.hooks.get(name, ())
-                    if done >= len(callbacks):
-                        self.running.discard(name)
-                        return
-                    callback = callbacks[done]
-                _call(callback, module)
-                done += 1
-        except BaseException:
-            with _LOCK:
-                self.running.discard(name)
-            raise
-
-
-#: The one finder of the package; first on ``sys.meta_path`` while any hook is registered.
-FINDER = _Finder()
-#: Guards the finder's hooks (``_thread``'s: ``threading`` would cost a process that never imports torch).
-_LOCK = _thread.RLock()
-
-
-def _call(callback, module):
-    """``callback(module)``, never raising into the import that runs it."""
-    try:
-        callback(module)
-    except Exception as error:  # the user's import must succeed: the module itself is fine
-        name = getattr(callback, "__qualname__", repr(callback))
-        _warn(f"inductor_fix: the hook {name} on import of {module.__name__} failed, so it did nothing: "
-              f"{type(error).__name__}: {error}")
-
-
-def when_imported(name, callback):
-    """Call ``callback(module)`` now if module ``name`` is loaded (after waiting for an import
-    of it in progress in another thread), and each time an import executes it later (a reload
-    gives new class objects): callbacks are idempotent. Registering one twice registers it
-    once; one registered while ``name``'s callbacks run is run after them. What ``callback``
-    raises is warned, never raised. Call it without holding a lock that ``callback`` takes."""
-    with _LOCK:
-        callbacks = FINDER.hooks.setdefault(name, [])
-        if callback not in callbacks:
-            callbacks.append(callback)
-        if FINDER not in sys.meta_path:
-            sys.meta_path.insert(0, FINDER)
-        if name in FINDER.running:
-            return
-    module = loaded(name)
-    if module is not None:
-        _call(callback, module)
-
-
-def unregister(name, callback):
-    with _LOCK:
-        callbacks = FINDER.hooks.get(name, [])
-        if callback in callbacks:
-            callbacks.remove(callback)
-        if not any(FINDER.hooks.values()):
-            while FINDER in sys.meta_path:
-                sys.meta_path.remove(FINDER)
-
-
-def loaded(name):
-    """The module if an import of it has started, after waiting for that import to finish
-    (``import_module`` takes the module's import lock); else None. Call it without holding
-    locks a callback takes: the importing thread runs the callbacks before it releases the
-    module's import lock."""
-    if name not in sys.modules:
-        return None
-    import importlib
-
-    return importlib.import_module(name)

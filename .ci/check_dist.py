@@ -8,7 +8,8 @@ the fix, the CLI, ``check`` with its CPU harness, the ``run`` bootstrap; not a p
 ``bench.py`` or ``drills.py``, which only the tools and tests read), its data (the
 recorded source fingerprints, ``inductor_fix/patches/fingerprints.json``), the autoload
 entry point's module ``_inductor_fix_autoload.py`` (declared in ``torch.backends``; the console
-script's target too) and its ``.dist-info/`` with the license: never tests, tools or
+script's target too) and the start-up path below it, ``_inductor_fix_startup.py``, and its
+``.dist-info/`` with the license: never tests, tools or
 test-only modules; an sdist holds what
 building the wheel from it needs and what users expect (README, LICENSE, CHANGELOG,
 pyproject.toml and its setup.py shim, the package, test/, patches/). Both name the version in their file
@@ -36,10 +37,11 @@ PACKAGE_DATA = {"inductor_fix/patches/fingerprints.json"}
 SOURCE_FILES = {str(p.relative_to(CHECKOUT)) for p in (CHECKOUT / "inductor_fix").rglob("*.py")} | PACKAGE_DATA
 #: What a wheel must hold of them, no more, no less.
 PACKAGE_FILES = {name for name in SOURCE_FILES if not TEST_ONLY.match(name)}
-#: The one top-level module beside the package: torch's autoload entry point (outside the
-#: package so that INDUCTOR_FIX_AUTOLOAD=0 imports nothing of it).
-AUTOLOAD_MODULE = "_inductor_fix_autoload.py"
-PACKAGE_FILES.add(AUTOLOAD_MODULE)
+#: The top-level modules beside the package: torch's autoload entry point and the start-up
+#: path below it (outside the package so that INDUCTOR_FIX_AUTOLOAD=0 imports nothing of it).
+TOP_LEVEL_MODULES = ("_inductor_fix_autoload.py", "_inductor_fix_startup.py")
+PACKAGE_FILES.update(TOP_LEVEL_MODULES)
+SOURCE_FILES.update(TOP_LEVEL_MODULES)
 SDIST_FILES = {"PKG-INFO", "pyproject.toml", "setup.py", "README.md", "LICENSE", "CHANGELOG.md", "patches/README.md"}
 
 
@@ -73,7 +75,8 @@ def check_wheel(path: Path) -> list[str]:
     problems = _common("wheel", version, names, meta)
     problems += [f"wheel holds test-only module {name}" for name in names if TEST_ONLY.match(name)]
     problems += [f"wheel holds {name}, outside inductor_fix/ and {dist_info}"
-                 for name in names if not name.startswith(("inductor_fix/", dist_info)) and name != AUTOLOAD_MODULE]
+                 for name in names
+                 if not name.startswith(("inductor_fix/", dist_info)) and name not in TOP_LEVEL_MODULES]
     entry_points = "inductor_fix-{}.dist-info/entry_points.txt".format(version)
     with zipfile.ZipFile(path) as wheel:
         declared = wheel.read(entry_points).decode() if entry_points in names else ""

@@ -3,11 +3,12 @@ and its autotuning call disagree.
 
 Installing this package applies the fix in every process that imports torch: torch
 calls its ``torch.backends`` entry point (:mod:`_inductor_fix_autoload`) at ``import
-torch``, which imports this package when Inductor's ``select_algorithm`` loads
+torch``, which has this package imported when Inductor's ``select_algorithm`` loads
 (``INDUCTOR_FIX_AUTOLOAD=0`` turns that route off). Importing this package applies the
 fix the same way, lazily: nothing of ``torch._inductor`` is imported here; the patches
 land when ``torch._inductor.select_algorithm`` is first imported, or at once if it
-already is. Every route starts through :mod:`_inductor_fix_autoload`.
+already is. Every route starts through :mod:`_inductor_fix_startup`, which imports nothing
+of the package; the package never imports the entry point's module.
 
 What is patched, where and why is one table, ``inductor_fix.patches.PATCHES``: one folder
 per patch (``python -m pydoc inductor_fix.patches.<folder>`` shows its upstream issue,
@@ -36,7 +37,7 @@ Messages go to ``logging.getLogger("inductor_fix")``, also ``TORCH_LOGS="inducto
 CLI: ``inductor-fix status | check | run | report`` (also ``python -m inductor_fix ...``).
 """
 
-import _inductor_fix_autoload
+import _inductor_fix_startup
 
 from . import _report_writer
 from ._lifecycle import LIFECYCLE
@@ -71,7 +72,7 @@ original = LIFECYCLE.original
 
 def _apply_at_import() -> None:
     try:
-        _inductor_fix_autoload.start("import")  # recorded unless a route (autoload, run) is importing it
+        _inductor_fix_startup.start("import")  # recorded unless a route (autoload, run) is importing it
         _report_writer.enable()
         LIFECYCLE.request()
     except Exception as error:  # never raise at import

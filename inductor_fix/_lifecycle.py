@@ -20,7 +20,7 @@ import threading
 from types import ModuleType
 from typing import Any, Iterator, Sequence
 
-import _inductor_fix_autoload as startup
+import _inductor_fix_startup as startup
 
 from . import _trace
 from ._registry import ABSENT, Registry

@@ -23,7 +23,7 @@ import os
 import sys
 from typing import Any
 
-import _inductor_fix_autoload as startup
+import _inductor_fix_startup as startup
 
 from ._lifecycle import LIFECYCLE
 from ._version import __version__

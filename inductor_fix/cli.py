@@ -95,7 +95,7 @@ def _autoload_off() -> str | None:
     """The variable that turns autoload off in this environment, as ``NAME=value``; None if on."""
     import os
 
-    import _inductor_fix_autoload as startup
+    import _inductor_fix_startup as startup
 
     if os.environ.get("TORCH_DEVICE_BACKEND_AUTOLOAD", "1") != "1":  # torch's own test of it
         return f"TORCH_DEVICE_BACKEND_AUTOLOAD={os.environ['TORCH_DEVICE_BACKEND_AUTOLOAD']}"
@@ -216,9 +216,9 @@ def _claim_own_import() -> None:
     main_module = getattr(sys.modules.get("__main__"), "__spec__", None)
     if os.path.basename(sys.argv[0]).startswith("inductor-fix") or \
             getattr(main_module, "name", None) == "inductor_fix.__main__":
-        import _inductor_fix_autoload
+        import _inductor_fix_startup
 
-        _inductor_fix_autoload.record("cli", claims_import=True)
+        _inductor_fix_startup.record("cli", claims_import=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -39,8 +39,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 from torchenv import borrowing_venv, site_packages  # noqa: E402
 
 #: What the wheel is built from (a copy: the build leaves nothing in the checkout).
-SOURCES = ("inductor_fix", "_inductor_fix_autoload.py", "pyproject.toml", "README.md", "LICENSE",
-           "tools/build_backend.py")
+SOURCES = ("inductor_fix", "_inductor_fix_autoload.py", "_inductor_fix_startup.py", "pyproject.toml", "README.md",
+           "LICENSE", "tools/build_backend.py")
 VENV: dict[str, Path] = {}
 
 #: The job: the check table's first op in its first sequence (its patch's workload), whichever
@@ -240,7 +240,7 @@ class TestInstalledProtects(AutoloadCase):
 
     def test_import_torch_only_registers_the_hook(self) -> None:
         code = ("import sys, torch; print(sorted(x for x in sys.modules if x.startswith(('torch._inductor', "
-                "'inductor_fix'))), any(type(f).__module__ == '_inductor_fix_autoload' for f in sys.meta_path))")
+                "'inductor_fix'))), any(type(f).__module__ == '_inductor_fix_startup' for f in sys.meta_path))")
         on = self._python("-c", code, TORCH_LOGS="+inductor_fix")  # rejected unless registered in time
         off = self._python("-c", code, INDUCTOR_FIX_AUTOLOAD="0")
         self.assertEqual(on.returncode, 0, on.stderr)
@@ -409,7 +409,7 @@ class TestTheVenvHasTheWheel(TestCase):
 
 
 class TestWhenImported(TestCase):
-    """``_inductor_fix_autoload.when_imported``: now if loaded, else at import; a raising callback
+    """``_inductor_fix_startup.when_imported``: now if loaded, else at import; a raising callback
     never breaks the import."""
 
     def setUp(self) -> None:
@@ -427,7 +427,7 @@ class TestWhenImported(TestCase):
     def test_now_if_loaded_later_if_not(self) -> None:
         import importlib
 
-        import _inductor_fix_autoload as startup
+        import _inductor_fix_startup as startup
 
         seen: list[str] = []
 
@@ -449,7 +449,7 @@ class TestWhenImported(TestCase):
         import importlib
         import warnings
 
-        import _inductor_fix_autoload as startup
+        import _inductor_fix_startup as startup
         from inductor_fix import InductorFixWarning
 
         def broken(module) -> None:

@@ -403,6 +403,32 @@ class TestEntryPointName(unittest.TestCase):
         self.assertTrue((ROOT / "_inductor_fix_autoload.py").is_file())
 
 
+class TestEntryPointWithoutTheStartUpPath(unittest.TestCase):
+    """An editable install made before ``_inductor_fix_startup`` existed knows only the entry
+    point's module by name: the entry point runs stock torch and says to reinstall, never
+    raising into ``import torch``; the console script says the same in one line."""
+
+    def _python(self, code: str) -> subprocess.CompletedProcess:
+        with tempfile.TemporaryDirectory() as directory:
+            (Path(directory) / "_inductor_fix_autoload.py").write_text((ROOT / "_inductor_fix_autoload.py").read_text())
+            # -S: no site-packages, so nothing but the folder can provide the start-up module.
+            command = f"import sys; sys.path.insert(0, {directory!r}); {code}"
+            return subprocess.run([sys.executable, "-S", "-c", command], capture_output=True, text=True, timeout=120,
+                                  cwd=directory)
+
+    def test_activate_says_to_reinstall(self) -> None:
+        result = self._python("import _inductor_fix_autoload as e; e.activate(); e.start('run'); print('ran')")
+        self.assertEqual((result.returncode, result.stdout), (0, "ran\n"), result.stderr)
+        self.assertEqual(result.stderr.count("reinstall it (python -m pip install -e <checkout>)"), 2, result.stderr)
+        self.assertIn("inductor_fix: not applied (autoload): No module named '_inductor_fix_startup'", result.stderr)
+
+    def test_console_script_says_one_line(self) -> None:
+        result = self._python("import _inductor_fix_autoload as e; sys.exit(e.cli())")
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertEqual(len(result.stderr.splitlines()), 1, result.stderr)
+        self.assertIn("its package cannot be imported", result.stderr)
+
+
 class TestConsoleScriptOfAMovedCheckout(unittest.TestCase):
     """Issue 41: the ``inductor-fix`` of an editable install whose checkout moved printed a raw
     ``ModuleNotFoundError`` traceback. Its target is in the stand-in the build backend writes

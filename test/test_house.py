@@ -40,7 +40,8 @@ def generic_files() -> list[Path]:
     package = [p for p in (ROOT / "inductor_fix").rglob("*.py")
                if p not in (the_table, catalogue) and not any(f in p.parents for f in folders)]
     tools = [p for p in (ROOT / "tools").rglob("*") if p.is_file() and (p.suffix == ".py" or not p.suffix)]
-    return sorted([*package, ROOT / "_inductor_fix_autoload.py", *tools, *(ROOT / "test").glob("*.py")])
+    return sorted([*package, ROOT / "_inductor_fix_autoload.py", ROOT / "_inductor_fix_startup.py", *tools,
+                   *(ROOT / "test").glob("*.py")])
 
 
 def patch_words(patches: tuple) -> dict[str, re.Pattern]:
@@ -86,7 +87,8 @@ class TestGenericCodeNamesNoPatch(unittest.TestCase):
     def test_the_scan_covers_every_layer(self) -> None:
         files = {str(p.relative_to(ROOT)) for p in generic_files()}
         for expected in ("inductor_fix/_lifecycle.py", "inductor_fix/report.py", "inductor_fix/check/runner.py",
-                         "inductor_fix/cli.py", "_inductor_fix_autoload.py", "tools/bench", "tools/run_matrix",
+                         "inductor_fix/cli.py", "_inductor_fix_autoload.py", "_inductor_fix_startup.py", "tools/bench",
+                         "tools/run_matrix",
                          "test/test_report.py", "test/drift.py"):
             self.assertIn(expected, files)
         self.assertFalse(any(f.startswith(f"inductor_fix/patches/{table.PATCHES[0].module}/") for f in files))

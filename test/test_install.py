@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 from torchenv import borrowing_venv, site_packages  # noqa: E402
 
-SOURCES = ("inductor_fix", "_inductor_fix_autoload.py", "pyproject.toml", "README.md", "LICENSE",
-           "tools/build_backend.py")
+SOURCES = ("inductor_fix", "_inductor_fix_autoload.py", "_inductor_fix_startup.py", "pyproject.toml", "README.md",
+           "LICENSE", "tools/build_backend.py")
 FAILS = "Failed to load the backend extension: inductor_fix"
 LOADED = ("import sys, torch; module = sys.modules.get('_inductor_fix_autoload'); "
           "print('AUTOLOAD', getattr(module, '__file__', None))")

@@ -79,12 +79,13 @@ class TestRun(TestCase):
         self.assertEqual(_probes(plain.stdout), [{"active": False, "state": None}], plain.stderr)
 
     def test_a_process_that_never_imports_torch_imports_nothing_of_the_package(self) -> None:
-        """The start-up hook imports only the start-up module beside the package and registers its
-        finder; the package comes when Inductor's select_algorithm loads, or with torch when a job
-        report is to be written (a report path that cannot be written is said at start)."""
+        """The start-up hook imports only the modules beside the package (the entry point's and the
+        start-up path) and registers the finder; the package comes when Inductor's select_algorithm
+        loads, or with torch when a job report is to be written (a report path that cannot be
+        written is said at start)."""
         code = ("import sys; print('MODULES', sorted(m for m in sys.modules if m.startswith('inductor_fix')), "
                 "'_inductor_fix_autoload' in sys.modules, "
-                "any(type(f).__module__ == '_inductor_fix_autoload' for f in sys.meta_path))")
+                "any(type(f).__module__ == '_inductor_fix_startup' for f in sys.meta_path))")
         launched = self._run(sys.executable, "-c", code)
         self.assertIn("MODULES [] True True", launched.stdout, launched.stderr)
         probe = "import sys, {}; print('LOADED', 'inductor_fix' in sys.modules)"
@@ -112,7 +113,7 @@ class TestRun(TestCase):
             return set(result.stdout.split("MODULES", 1)[1].split())
 
         hooked = modules(PYTHONPATH=os.pathsep.join([BOOTSTRAP, str(ROOT)]))
-        self.assertEqual(hooked - modules(), {"sitecustomize", "_inductor_fix_autoload"})
+        self.assertEqual(hooked - modules(), {"sitecustomize", "_inductor_fix_autoload", "_inductor_fix_startup"})
 
     def test_child_obeys_disable(self) -> None:
         script = self._script("probe.py", PROBE)

@@ -1,4 +1,10 @@
-"""The package's import graph: no cycle, and no module importing one of a higher layer.
+"""The repository's import graph: no cycle, and no module importing one of a higher layer.
+
+Two graphs. The package's own (:class:`TestImportGraph`), by its layers. And every Python
+file outside ``test/`` (:class:`TestRepositoryGraph`): the start-up path beside the package
+(``_inductor_fix_startup``) at the bottom, the package above it, the entry point's module
+(``_inductor_fix_autoload``) and ``run``'s start-up hook above the package (they may load it;
+it never imports them back), and the tools, CI scripts and ``setup.py`` on top.
 
 Every module of ``inductor_fix`` is parsed with ``ast`` (nothing is imported), and every
 ``import`` / ``from ... import`` inside the package becomes an edge, at module level or
@@ -178,6 +184,105 @@ class TestImportGraph(unittest.TestCase):
         self.assertIsNotNone(cycle(edges))
         self.assertGreater(layer("inductor_fix.cli"), layer("inductor_fix.check.runner"))
         self.assertGreater(layer(PACKAGE), layer("inductor_fix.report"))
+
+
+REPO = ROOT.parent
+#: Module names outside the package: the top-level modules beside it, and each tool by the name
+#: it is imported by (``tools/`` is on ``sys.path`` for the tools); scripts by their path.
+STARTUP, ENTRY = "_inductor_fix_startup", "_inductor_fix_autoload"
+#: Repository layers, lowest first.
+REPO_LAYERS = ("the start-up path", *(f"the package: {name}" for name in LAYERS),
+               "the entry point and run's hook", "tools, CI and setup.py")
+
+
+def repo_modules() -> dict[str, Path]:
+    """Dotted name (or ``tools/<script>``) -> path, for every Python file outside ``test/``."""
+    found = {f"{PACKAGE}.{name}" if name else PACKAGE: path
+             for name, path in ((n.partition(".")[2], p) for n, p in modules().items())}
+    found.update({STARTUP: REPO / f"{STARTUP}.py", ENTRY: REPO / f"{ENTRY}.py", "setup": REPO / "setup.py",
+                  ".ci/check_dist": REPO / ".ci" / "check_dist.py"})
+    tools = REPO / "tools"
+    for path in sorted(tools.rglob("*")):
+        if not path.is_file() or "__pycache__" in path.parts:
+            continue
+        if path.suffix == ".py":
+            parts = path.relative_to(tools).with_suffix("").parts
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+        elif not path.suffix and path.read_text(errors="replace").startswith("#!/usr/bin/env python"):
+            found[f"tools/{path.name}"] = path
+    return found
+
+
+def repo_layer(name: str) -> int:
+    if name == STARTUP:
+        return 0
+    if name == ENTRY or name.startswith(f"{PACKAGE}._bootstrap"):  # run on start-up, outside the package's import
+        return len(LAYERS) + 1
+    if name == PACKAGE or name.startswith(f"{PACKAGE}."):
+        return 1 + layer(name)
+    return len(LAYERS) + 2
+
+
+def repo_imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """The repository's modules that ``name`` imports anywhere in its source."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    edges: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            sources = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            source = ".".join(base + ([node.module] if node.module else []))
+            sources = [f"{source}.{a.name}" if f"{source}.{a.name}" in known else source for a in node.names]
+        else:
+            continue
+        for target in sources:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                edges.add(target)
+                parent = target.rpartition(".")[0]
+                while parent and parent in known and not name.startswith(parent + "."):  # packages an import runs
+                    edges.add(parent)
+                    parent = parent.rpartition(".")[0]
+    edges.discard(name)
+    return edges
+
+
+def repo_graph() -> dict[str, set[str]]:
+    found = repo_modules()
+    return {name: repo_imports(name, path, set(found)) for name, path in found.items()}
+
+
+def upward(edges: dict[str, set[str]]) -> list[str]:
+    return sorted(f"{name} ({REPO_LAYERS[repo_layer(name)]}) imports {target} ({REPO_LAYERS[repo_layer(target)]})"
+                  for name, targets in edges.items() for target in targets if repo_layer(target) > repo_layer(name))
+
+
+class TestRepositoryGraph(unittest.TestCase):
+    def test_no_cycle_anywhere(self) -> None:
+        self.assertIsNone(cycle(repo_graph()))
+
+    def test_no_import_from_a_higher_layer(self) -> None:
+        self.assertEqual(upward(repo_graph()), [])
+
+    def test_the_graph_covers_the_repository(self) -> None:
+        edges = repo_graph()
+        for name in (STARTUP, ENTRY, "tools/bench", "tools/retire", "bench_lib.compile", "torchenv", "setup",
+                     ".ci/check_dist", f"{PACKAGE}._bootstrap.sitecustomize", f"{PACKAGE}.check.runner"):
+            self.assertIn(name, edges)
+        self.assertIn(STARTUP, edges[f"{PACKAGE}._lifecycle"])  # the package starts through the start-up path
+        self.assertIn(PACKAGE, edges[ENTRY])  # the entry point loads the package (inside a function)
+        self.assertIn("bench_lib.compile", edges["tools/bench"])  # a tool's own library
+        self.assertEqual(edges[STARTUP], set())  # the bottom imports nothing of the repository
+
+    def test_a_planted_cycle_and_an_upward_import_are_caught(self) -> None:
+        # The cycle this test was written for: the package importing the entry point's module back.
+        edges = repo_graph()
+        edges[PACKAGE] = edges[PACKAGE] | {ENTRY}
+        self.assertIsNotNone(cycle(edges))
+        self.assertEqual(upward(edges), [f"{PACKAGE} (the package: the package __init__) imports {ENTRY} "
+                                         "(the entry point and run's hook)"])
 
 
 if __name__ == "__main__":

@@ -206,7 +206,8 @@ class TestPackageMetadata(TestCase):
         # Installed means protected: torch calls it at `import torch`; it sits outside the package.
         self.assertEqual(self.project["entry-points"], {"torch.backends": {"inductor_fix":
                                                                            "_inductor_fix_autoload:activate"}})
-        self.assertEqual(self.pyproject["tool"]["setuptools"]["py-modules"], ["_inductor_fix_autoload"])
+        self.assertEqual(self.pyproject["tool"]["setuptools"]["py-modules"],
+                         ["_inductor_fix_autoload", "_inductor_fix_startup"])
         import _inductor_fix_autoload
 
         self.assertTrue(callable(_inductor_fix_autoload.activate))

@@ -5,8 +5,8 @@ At start-up Python's ``site`` imports the first ``sitecustomize`` module on
 children inherit (``torchrun`` ranks, ``multiprocessing`` spawns; Inductor's compile
 and autotune workers build theirs from ``sys.path``), so each of them runs this file.
 It starts the package's one start-up path by the route ``"run"``
-(``_inductor_fix_autoload.start``: hooks that import the package only when Inductor
-loads), so a process that never imports torch pays almost nothing. Then it runs the
+(``_inductor_fix_autoload.start``, the entry point's module: hooks that import the package
+only when Inductor loads), so a process that never imports torch pays almost nothing. Then it runs the
 ``sitecustomize`` that would have run without it, if any. Never raises for its own
 reasons: a Python that cannot import the start-up module says so once on stderr and runs
 on stock torch.

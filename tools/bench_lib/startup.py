@@ -70,7 +70,7 @@ import torch
 start = time.perf_counter()
 torch._import_device_backends()
 ms = (time.perf_counter() - start) * 1e3
-hooked = any(type(finder).__module__ == "_inductor_fix_autoload" for finder in sys.meta_path)
+hooked = any(type(finder).__module__ == "_inductor_fix_startup" for finder in sys.meta_path)
 print(json.dumps({"ms": ms, "active": hooked or "inductor_fix" in sys.modules,
                   "inductor_modules": sorted(m for m in sys.modules if m.startswith("torch._inductor"))}))
 """
@@ -93,11 +93,14 @@ class Venv(NamedTuple):
 def _sources(checkout: Path, into: Path) -> Path:
     """A copy of ``checkout``'s files that git tracks or would track (the working tree, ignored
     files left out: venvs, build output), for pip to build from: a build leaves ``build/`` and an
-    ``.egg-info`` in what it builds."""
+    ``.egg-info`` in what it builds. A tree that is not a git checkout (``tools/retire``'s copy)
+    is copied whole but for build output and caches."""
     listed = subprocess.run(["git", "-C", str(checkout), "ls-files", "-z", "--cached", "--others",
                              "--exclude-standard"], capture_output=True)
     if listed.returncode:
-        raise SystemExit(f"tools/bench startup: {checkout} is not a git checkout: {listed.stderr.decode().strip()}")
+        shutil.copytree(checkout, into, ignore=shutil.ignore_patterns(
+            ".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".ci-*", "node_modules"))
+        return into
     for name in filter(None, listed.stdout.decode().split("\0")):
         source = checkout / name
         if source.is_file():  # a deletion not yet committed is listed too
