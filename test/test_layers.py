@@ -61,33 +61,28 @@ def modules() -> dict[str, Path]:
 
 
 def imports(name: str, path: Path, known: set[str]) -> set[str]:
-    """The package's modules that ``name`` imports anywhere in its source."""
+    """The modules of ``known`` that ``name`` imports anywhere in its source, and the packages
+    such an import runs first but ``name``'s own (they are running already)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    targets: set[str] = set()
+    edges: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
-            targets.update(alias.name for alias in node.names)
+            sources = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                source = ".".join(base + ([node.module] if node.module else []))
-            else:
-                source = node.module or ""
-            # `from pkg import name`: a submodule if the package has one of that name, else pkg.
-            targets.update(f"{source}.{alias.name}" if f"{source}.{alias.name}" in known else source
-                           for alias in node.names)
-    edges = set()
-    for target in targets:
-        if target != PACKAGE and not target.startswith(PACKAGE + "."):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            source = ".".join(base + ([node.module] if node.module else []))
+            sources = [f"{source}.{a.name}" if f"{source}.{a.name}" in known else source for a in node.names]
+        else:
             continue
-        while target not in known:  # `import inductor_fix.check.harness as h` names a module; an attribute: its module
-            target = target.rpartition(".")[0]
-        edges.add(target)
-        parent = target.rpartition(".")[0]
-        while parent != PACKAGE and parent.startswith(PACKAGE):  # the packages an import runs first,
-            if not name.startswith(parent + "."):  # but its own: they are running already
-                edges.add(parent)
-            parent = parent.rpartition(".")[0]
+        for target in sources:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                edges.add(target)
+                parent = target.rpartition(".")[0]
+                while parent and parent in known and not name.startswith(parent + "."):  # packages an import runs
+                    edges.add(parent)
+                    parent = parent.rpartition(".")[0]
     edges.discard(name)
     return edges
 
@@ -223,35 +218,9 @@ def repo_layer(name: str) -> int:
     return len(LAYERS) + 2
 
 
-def repo_imports(name: str, path: Path, known: set[str]) -> set[str]:
-    """The repository's modules that ``name`` imports anywhere in its source."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    edges: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            sources = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
-            source = ".".join(base + ([node.module] if node.module else []))
-            sources = [f"{source}.{a.name}" if f"{source}.{a.name}" in known else source for a in node.names]
-        else:
-            continue
-        for target in sources:
-            while target and target not in known:
-                target = target.rpartition(".")[0]
-            if target and target != name:
-                edges.add(target)
-                parent = target.rpartition(".")[0]
-                while parent and parent in known and not name.startswith(parent + "."):  # packages an import runs
-                    edges.add(parent)
-                    parent = parent.rpartition(".")[0]
-    edges.discard(name)
-    return edges
-
-
 def repo_graph() -> dict[str, set[str]]:
     found = repo_modules()
-    return {name: repo_imports(name, path, set(found)) for name, path in found.items()}
+    return {name: imports(name, path, set(found)) for name, path in found.items()}
 
 
 def upward(edges: dict[str, set[str]]) -> list[str]:
