@@ -12,6 +12,7 @@ a test that needs another patch's *workload* (not an op) says so with the suite 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from typing import Any, Callable
 
@@ -56,11 +57,13 @@ def _two_compiles(op: Op, settings: dict[str, Any], default_dtype: str | None, o
         import torch
 
         dtype = getattr(torch, default_dtype)
-    if not settings:
-        return run_compiles(op, SEQUENCES[order], device, compare=compare, dtype=dtype, **options)
-    from torch._inductor import config
+    if settings:
+        from torch._inductor import config
 
-    with config.patch(settings):
+        patched = config.patch(settings)
+    else:
+        patched = contextlib.nullcontext()
+    with patched:
         return run_compiles(op, SEQUENCES[order], device, compare=compare, dtype=dtype, **options)
 
 
