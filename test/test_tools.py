@@ -444,6 +444,19 @@ class TestRetireFindsMentions(TestCase):
                 self.assertEqual(found, {"README.md": [2], "docs/x.md": [1, 2], "inductor_fix/data.json": [1]})
                 self.assertIn("docs/x.md: 2 lines (1, 2)", retire.describe_mentions(found))
 
+    def test_check_help_lists_the_ops_not_the_words_of_their_descriptions(self) -> None:
+        from inductor_fix.check.parts import check_ops
+
+        retire = _script("retire")
+        helped = subprocess.run([sys.executable, "-m", "inductor_fix", "check", "--help"], capture_output=True,
+                                text=True, cwd=ROOT, timeout=120, env={**os.environ, "COLUMNS": "60"}).stdout
+        listed = retire.listed_ops(helped)
+        self.assertEqual(sorted(listed), sorted(op for patch in PATCHES for op in check_ops(patch)))
+        # cutlass_mm's description names mm(x, x): mm is not listed by it once mm's patch is gone.
+        self.assertNotIn("mm", retire.listed_ops("--ops OPS  comma-separated, from cutlass_mm (cutlass_mm: mm(x, x)"
+                                                 " and mm(a, b)) (default: cutlass_mm)"))
+        self.assertEqual(retire.listed_ops("usage: check [-h]"), [])
+
     def test_retire_deletes_the_benchmark_results_too(self) -> None:
         retire = _script("retire")
         patch = PATCHES[-1]
