@@ -215,5 +215,31 @@ class TestFlexBackwardGPU(TestCase):
         self.assertLess(patched.max_rel_error, TOLERANCE[dtype])
 
 
+class TestTrainingCases(TestCase):
+    """check's training cases are the package's ``FlexTraining``; what only the tests vary is
+    ``TrainingCase`` (test/benchmark_realign/flex_cases.py), and neither builds what it does
+    not know."""
+
+    def test_check_cases_need_nothing_of_the_tests(self) -> None:
+        from flex_cases import TrainingCase
+
+        from inductor_fix.patches.benchmark_realign.check import FLEX_TRAINING, FlexTraining
+
+        self.assertTrue(all(type(case) is FlexTraining for case in FLEX_TRAINING.values()))
+        self.assertTrue(all(isinstance(TRAINING[name], TrainingCase) for name in FLEX_VIEWS if name != "t5_view"))
+        self.assertEqual(repr(TRAINING["t5_view"]),
+                         "FlexTraining(table_grad=True, checkpoint='selective', bias_view='t5', layers=2)")
+
+    def test_an_unknown_view_or_checkpoint_is_a_value_error(self) -> None:
+        from flex_cases import TrainingCase
+
+        from inductor_fix.patches.benchmark_realign.check import FlexTraining
+
+        for build, fields in ((FlexTraining, {"bias_view": "expand"}), (TrainingCase, {"bias_view": "transpose"}),
+                              (FlexTraining, {"checkpoint": "offload"})):
+            with self.subTest(build=build.__name__, **fields), self.assertRaisesRegex(ValueError, "must be"):
+                build(**fields)
+
+
 if __name__ == "__main__":
     run_tests()

@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 from ...check.parts import CheckPart
 from ...check.workloads import MODE, Step, Workload, compile_step, max_rel_error
 from .seams import HARNESS_NOTE, flex_backward_on_triton, flex_lowering_on_triton, harness_seams
 
 __all__ = ["FLEX", "FLEX_ORDER", "FLEX_TRAINING", "HARNESS_NOTE", "PART", "TRAINING_SEQUENCES", "FlexTraining",
-           "flex_backward_on_triton", "flex_gathered_bias", "flex_lowering_on_triton", "flex_training",
+           "checkpointed", "flex_backward_on_triton", "flex_gathered_bias", "flex_lowering_on_triton", "flex_training",
            "flex_training_workload", "flex_workload", "harness_seams", "relative_position_index"]
 
 #: FlexAttention workloads: name -> (batch, heads, sequence length, head dim, Swin window or None).
@@ -95,47 +95,88 @@ class FlexTraining:
     ``torch.compile(mode="max-autotune-no-cudagraphs")`` of the attention, then
     ``out.sum().backward()`` (the ``flex_attention_backward`` template).
 
-    ``bias``: the ``score_mod`` adds ``bias[q_idx, kv_idx, h]`` computed in the graph from a
-    float32 table (rows, q_heads) and an int64 relative-position index (L, L): ``gather``
-    ``table[index]``; ``two_sources`` ``table[index] + scale * index`` (one producer, three
-    captured buffers); ``cast`` ``table[index.int()].to(q.dtype)``; None: no bias.
-    ``table_grad``: the table requires grad. ``slope``: a per-head ALiBi-like slope computed
-    in the graph, ``-exp2(-param)``, its param requiring grad (``"grad"``) or not
-    (``"frozen"``). ``mask``: a ``mask_mod`` reading ``doc = ids // 64`` computed in the graph.
-    ``checkpoint``: ``"full"`` (``torch.utils.checkpoint``: the forward recomputed in the
-    backward) or ``"selective"`` (saves flex_attention's outputs, recomputes the rest: the
-    captured producers are recomputed in the backward graph, pytorch/pytorch#194515's kind).
+    The ``score_mod`` adds ``bias[q_idx, kv_idx, h]``, computed in the graph by gathering a
+    float32 table (2 length - 1, heads) with an int64 relative-position index (L, L):
+    ``table[index]``. ``table_grad``: the table requires grad. ``bias_view="t5"``: the bias
+    permuted and unsqueezed to (1, heads, L, L), as transformers' T5 has its position bias (a
+    captured input that reaches selection as an ``ir`` view node). ``layers=2`` reads one bias
+    in two attention calls (T5 computes it in its first layer for all). ``checkpoint``:
+    ``"full"`` (``torch.utils.checkpoint``: the forward recomputed in the backward) or
+    ``"selective"`` (saves flex_attention's outputs, recomputes the rest: the captured
+    producers are recomputed in the backward graph, pytorch/pytorch#194515's kind).
 
-    Captured inputs that are *views* (what reaches selection as an ``ir`` view node):
-    ``bias_view`` ``"t5"`` permutes and unsqueezes the bias to (1, heads, L, L) as
-    transformers' T5 does with its position bias; ``"expand"`` expands that per batch;
-    ``"slice"`` gathers the bias for L + 16 positions and slices the last L (T5 with a
-    cache). ``layers=2`` reads one bias in two attention calls (T5 computes it in its first
-    layer for all). ``slope_view`` broadcasts the per-head slope to (batch, heads, L, L).
-    ``qkv_view``: q/k/v are views of projections, ``(x @ w).view(B, L, H, D).transpose(1, 2)``,
-    ``x`` (batch, L, 32) and ``w`` the leaves.
+    The tests extend it (``test/benchmark_realign/flex_cases.py``: other biases, slopes, masks,
+    GQA, other views) by overriding :meth:`inputs` and :meth:`attention`; ValueError for a
+    ``bias_view`` or ``checkpoint`` the class does not build.
     """
 
     batch: int = 2
-    q_heads: int = 2
-    kv_heads: int = 2
+    heads: int = 2
     length: int = 256
     head_dim: int = 32
     dtype: str = "float32"
-    bias: str | None = "gather"
     table_grad: bool = False
-    slope: str | None = None
-    mask: bool = False
     checkpoint: str | None = None
     bias_view: str | None = None
     layers: int = 1
-    slope_view: bool = False
-    qkv_view: bool = False
+
+    #: The ``bias_view`` values this class builds.
+    BIAS_VIEWS: ClassVar[tuple[str | None, ...]] = (None, "t5")
+
+    def __post_init__(self) -> None:
+        if self.bias_view not in self.BIAS_VIEWS:
+            raise ValueError(f"{type(self).__name__}: bias_view must be one of {self.BIAS_VIEWS}, "
+                             f"got {self.bias_view!r}")
+        if self.checkpoint not in (None, "full", "selective"):
+            raise ValueError(f"{type(self).__name__}: checkpoint must be None, 'full' or 'selective', "
+                             f"got {self.checkpoint!r}")
 
     def __repr__(self) -> str:
         fields = [f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)
                   if getattr(self, f.name) != f.default]
-        return f"FlexTraining({', '.join(fields)})"
+        return f"{type(self).__name__}({', '.join(fields)})"
+
+    def leaf(self, generator: Any, device: str, *shape: int, kind: Any = None, grad: bool = True) -> Any:
+        """A (``shape``) normal tensor of ``kind`` (default: the case's dtype) from ``generator``, a
+        leaf requiring grad or not."""
+        import torch
+
+        kind = kind or getattr(torch, self.dtype)
+        return torch.randn(shape, generator=generator).to(device=device, dtype=kind).requires_grad_(grad)
+
+    def inputs(self, device: str) -> tuple[Any, ...]:
+        """``(query, key, value, table, index)``: q/k/v (batch, heads, L, head dim) leaves, the
+        table (2 L - 1, heads) float32, the index (L, L) int64."""
+        import torch
+
+        generator = torch.Generator(device="cpu").manual_seed(0)
+        qkv = [self.leaf(generator, device, self.batch, self.heads, self.length, self.head_dim) for _ in "qkv"]
+        index = relative_position_index(self.length, None).to(device)
+        table = self.leaf(generator, device, int(index.max()) + 1, self.heads, kind=torch.float32,
+                          grad=self.table_grad)
+        return (*qkv, table, index)
+
+    def attention(self, device: str) -> Callable[..., Any]:
+        """``attend(*inputs)`` on ``device``: the attention output (batch, heads, L, head dim),
+        not checkpointed; what it needs built eagerly (not traced) is built here."""
+        from torch.nn.attention.flex_attention import flex_attention
+
+        t5_view, layers = self.bias_view == "t5", self.layers
+
+        def attend(query, key, value, table, index):
+            bias = table[index]  # (L, L, heads), computed in the graph
+            if t5_view:
+                bias = bias.permute(2, 0, 1).unsqueeze(0)  # (1, heads, L, L)
+
+            def score_mod(score, b, h, q_idx, kv_idx):
+                return score + (bias[0, h, q_idx, kv_idx] if t5_view else bias[q_idx, kv_idx, h])
+
+            out = query
+            for _ in range(layers):  # later layers attend from the previous layer's output
+                out = flex_attention(out, key, value, score_mod=score_mod)
+            return out
+
+        return attend
 
 
 #: The training compiles ``check --ops flex_backward`` runs (the tests add their own cases):
@@ -147,122 +188,37 @@ FLEX_TRAINING: dict[str, FlexTraining] = {
 }
 
 
+def checkpointed(body: Callable[..., Any], kind: str | None) -> Callable[..., Any]:
+    """``body`` under activation checkpointing: ``"full"`` (``torch.utils.checkpoint``),
+    ``"selective"`` (flex_attention's outputs saved, the rest recomputed) or None (``body``)."""
+    if kind is None:
+        return body
+    import torch
+    from torch.utils.checkpoint import CheckpointPolicy, checkpoint, create_selective_checkpoint_contexts
+
+    def policy(ctx: Any, op: Any, *args: Any, **kwargs: Any) -> Any:
+        if op is torch.ops.higher_order.flex_attention:
+            return CheckpointPolicy.MUST_SAVE
+        return CheckpointPolicy.PREFER_RECOMPUTE
+
+    options = {}
+    if kind == "selective":
+        options["context_fn"] = functools.partial(create_selective_checkpoint_contexts, policy)
+
+    def train(*args: Any) -> Any:
+        return checkpoint(body, *args, use_reentrant=False, **options)
+
+    return train
+
+
 def flex_training_workload(case: FlexTraining, device: str) -> tuple[Callable[..., Any], Callable[..., Any],
                                                                       tuple[Any, ...]]:
     """``(train, reference, args)``: ``train(*args)`` returns the attention output (under
     ``case.checkpoint``), ``reference`` the same without checkpointing (eager selective
     checkpointing of flex_attention does not run in eager mode); the args requiring grad
     are leaves (``.grad`` after backward)."""
-    import torch
-    from torch.nn.attention.flex_attention import BlockMask, create_block_mask, flex_attention
-
-    dtype = getattr(torch, case.dtype)
-    generator = torch.Generator(device="cpu").manual_seed(0)
-
-    def leaf(*shape: int, kind: Any = dtype, grad: bool = True) -> Any:
-        return torch.randn(shape, generator=generator).to(device=device, dtype=kind).requires_grad_(grad)
-
-    length, heads = case.length, case.q_heads
-    if case.qkv_view:
-        x = leaf(case.batch, length, 32)
-        projections = tuple(leaf(32, h * case.head_dim) for h in (heads, case.kv_heads, case.kv_heads))
-    else:
-        query = leaf(case.batch, heads, length, case.head_dim)
-        key, value = (leaf(case.batch, case.kv_heads, length, case.head_dim) for _ in "kv")
-    pad = 16 if case.bias_view == "slice" else 0
-    index = relative_position_index(length + pad, None).to(device)
-    table = leaf(int(index.max()) + 1, heads, kind=torch.float32, grad=case.table_grad)
-    param = leaf(heads, kind=torch.float32, grad=case.slope == "grad")
-    ids = torch.arange(length, device=device)
-    block_mask = None
-    if case.mask:
-        eager_doc = ids // 64
-        block_mask = create_block_mask(lambda b, h, q, kv: eager_doc[q] == eager_doc[kv], None, None, length, length,
-                                       device=device)
-
-    def captured_bias(table, index, dtype):
-        """``(bias, read)``: the bias computed in the graph and how ``score_mod`` reads it."""
-        bias = None  # (L, L, heads)
-        if case.bias == "gather":
-            bias = table[index]
-        elif case.bias == "two_sources":
-            bias = table[index] + 0.01 * index[..., None]
-        elif case.bias == "cast":
-            bias = table[index.int()].to(dtype)
-        if bias is None or case.bias_view is None:
-            return bias, lambda b, h, q, kv: bias[q, kv, h]
-        if case.bias_view == "slice":
-            bias = bias[pad:, pad:]
-            return bias, lambda b, h, q, kv: bias[q, kv, h]
-        bias = bias.permute(2, 0, 1).unsqueeze(0)  # (1, heads, L, L)
-        if case.bias_view == "expand":
-            bias = bias.expand(case.batch, -1, -1, -1)
-            return bias, lambda b, h, q, kv: bias[b, h, q, kv]
-        return bias, lambda b, h, q, kv: bias[0, h, q, kv]
-
-    def attention(query, key, value, table, index, param, ids):
-        bias, read_bias = captured_bias(table, index, query.dtype)
-        slope = -torch.exp2(-param) if case.slope else None  # (heads,), computed in the graph
-        if slope is not None and case.slope_view:
-            slope = slope[None, :, None, None].expand(case.batch, heads, length, length)
-
-        def score_mod(score, b, h, q_idx, kv_idx):
-            if bias is not None:
-                score = score + read_bias(b, h, q_idx, kv_idx)
-            if slope is not None:
-                per_head = slope[b, h, q_idx, kv_idx] if case.slope_view else slope[h]
-                score = score + per_head * (kv_idx - q_idx)
-            return score
-
-        mask = None
-        if block_mask is not None:
-            doc = ids // 64  # computed in the graph, read by the mask_mod
-
-            def mask_mod(b, h, q_idx, kv_idx):
-                return doc[q_idx] == doc[kv_idx]
-
-            mask = BlockMask.from_kv_blocks(block_mask.kv_num_blocks, block_mask.kv_indices,
-                                            block_mask.full_kv_num_blocks, block_mask.full_kv_indices,
-                                            BLOCK_SIZE=block_mask.BLOCK_SIZE, mask_mod=mask_mod,
-                                            seq_lengths=(length, length))
-        out = query
-        for _ in range(case.layers):  # later layers attend from the previous layer's output
-            out = flex_attention(out, key, value, score_mod=score_mod, block_mask=mask,
-                                 enable_gqa=case.q_heads != case.kv_heads)
-        return out
-
-    if case.qkv_view:
-        def project(x, w, h):
-            return (x @ w).view(case.batch, length, h, case.head_dim).transpose(1, 2)
-
-        def from_projections(x, w_q, w_k, w_v, *rest):
-            return attention(project(x, w_q, heads), project(x, w_k, case.kv_heads), project(x, w_v, case.kv_heads),
-                             *rest)
-
-        leaves: tuple[Any, ...] = (x, *projections)
-        body = from_projections
-    else:
-        leaves, body = (query, key, value), attention
-
-    train = body
-    if case.checkpoint:
-        import functools
-
-        from torch.utils.checkpoint import CheckpointPolicy, checkpoint, create_selective_checkpoint_contexts
-
-        def policy(ctx: Any, op: Any, *args: Any, **kwargs: Any) -> Any:
-            if op is torch.ops.higher_order.flex_attention:
-                return CheckpointPolicy.MUST_SAVE
-            return CheckpointPolicy.PREFER_RECOMPUTE
-
-        options = {}
-        if case.checkpoint == "selective":
-            options["context_fn"] = functools.partial(create_selective_checkpoint_contexts, policy)
-
-        def train(*args):
-            return checkpoint(body, *args, use_reentrant=False, **options)
-
-    return train, body, (*leaves, table, index, param, ids)
+    body = case.attention(device)
+    return checkpointed(body, case.checkpoint), body, case.inputs(device)
 
 
 def flex_training(case: FlexTraining | str, device: str, *, compare: bool) -> list[Step]:
