@@ -41,22 +41,34 @@ Clients (each on CUDA; the library must be importable):
   recompute the rest, so the bias is recomputed in the backward graph). FlexAttention has
   no CPU backward: ``--device cpu --mode eager`` fails there, as for ``t5``.
 - ``pyg_gae``: torch-geometric's ``GAE`` (graph autoencoder) around its ``GCN`` (2 layers of
-  32, ``jk="last"``, so ``z`` is a ``Linear``'s output), trained on one random graph of 32 nodes
-  and 32 features with Kipf & Welling's dense reconstruction loss,
+  ``--size``, ``jk="last"``, so ``z`` is a ``Linear``'s output), trained on one random graph of
+  ``--size`` nodes and features with Kipf & Welling's dense reconstruction loss,
   ``binary_cross_entropy(model.decoder.forward_all(z), adj)`` (``sigmoid(z @ z.t())``), the loss
   function compiled (``torch.compile(loss_fn, mode=MODE)``). The first ``GCNConv``'s ``x @ W.T``
   (two buffers) and the decoder's ``z @ z.t()`` (one) share layouts (#188069).
 - ``pyg_diffpool``: torch-geometric's ``DenseSAGEConv`` and ``dense_diff_pool`` (one pooling
-  level of its DiffPool example; :data:`DIFFPOOL`: 4 graphs of 16 nodes, 16 clusters, width 32),
-  the model compiled (``torch.compile(model, mode=MODE)``). ``dense_diff_pool`` multiplies the
-  assignment ``s`` with itself (``s @ s.transpose(1, 2)``, the link loss) and with other
-  tensors of its layouts (``s.T @ x``, ``(s.T @ adj) @ s``): bmm with one and with two buffers.
-- ``gpytorch_dkl``: gpytorch's exact GP with a deep kernel (a bias-free ``Linear(32, 32)``
-  feature extractor), 2 independent outputs (its "batch independent multioutput GP":
-  ``ScaleKernel(PolynomialKernel(2, batch_shape=[2]))``), 32 training points, trained with
-  ``ExactMarginalLogLikelihood`` (the loss function compiled), then one compiled prediction.
-  ``PolynomialKernel`` computes ``matmul(z1, z2.T) + offset`` with ``z1 is z2`` in training: the
-  layouts of the feature extractor's ``x @ W.T`` (two buffers).
+  level of its DiffPool example: 4 graphs of ``--size``/2 nodes, as many clusters, width
+  ``--size``), the model compiled (``torch.compile(model, mode=MODE)``). ``dense_diff_pool``
+  multiplies the assignment ``s`` with itself (``s @ s.transpose(1, 2)``, the link loss) and
+  with other tensors of its layouts (``s.T @ x``, ``(s.T @ adj) @ s``): bmm with one and with
+  two buffers.
+- ``gpytorch_dkl``: gpytorch's exact GP with a deep kernel (a bias-free ``Linear`` feature
+  extractor of ``--size``), 2 independent outputs (its "batch independent multioutput GP":
+  ``ScaleKernel(PolynomialKernel(2, batch_shape=[2]))``), ``--size`` training points, trained
+  with ``ExactMarginalLogLikelihood`` (the loss function compiled) under
+  ``gpytorch.settings.lazily_evaluate_kernels(False)`` (dynamo cannot trace the lazy kernel
+  tensor's indexing on torch 2.11). ``PolynomialKernel`` computes ``matmul(z1, z2.T) + offset``
+  with ``z1 is z2`` in training: the layouts of the feature extractor's ``x @ W.T`` (two buffers).
+- ``lightly_simclr``, ``lightly_vicreg``: lightly's ``NTXentLoss`` (SimCLR: ``out0 @ out0.T``
+  and ``out0 @ out1.T``) on its ``SimCLRProjectionHead``, and its ``VICRegLoss`` (the
+  covariance ``x.T @ x``) on its ``BarlowTwinsProjectionHead``, after a bias-free ``Linear`` and
+  ReLU; two noisy views of random batches of ``--size`` samples, ``--size`` wide, the step's
+  loss function compiled.
+
+On the H200 (torch 2.11), a stock crash needs float32 products of at least 128 (``--size``
+default 128; ``pyg_diffpool`` crashes at 256): below that no Triton config of the selection
+fails to compile, every replayed choice's timing is in the autotune cache already, and
+nothing replayed is benchmarked (docs/clients.md).
 
 The optimizers train an MLP of ``--widths`` (default 64,64,64: Linear, Tanh, Linear) on
 random batches of 32.
@@ -89,6 +101,10 @@ DEVICE = "cuda"
 WIDTHS = (64, 64, 64)
 #: ``--no-foreach``: heavyball steps each parameter alone instead of stacking equal shapes.
 FOREACH = True
+#: ``--size``: the graph's nodes and features (``pyg_*``), the GP's points and features
+#: (``gpytorch_dkl``), the batch and widths (``lightly_*``): equal, so that the products of a
+#: tensor with itself have the layouts of the model's own two-tensor products.
+SIZE = 128
 
 
 def _mlp(torch: Any, bias: bool = True) -> Any:
@@ -305,7 +321,7 @@ def gpytorch_dkl(torch: Any, mode: str, steps: int) -> list[float]:
     import gpytorch
 
     torch.manual_seed(0)
-    n = d = 32  # train points = features = projected features: x @ W.T and z @ z.T share layouts
+    n = d = SIZE  # train points = features = projected features: x @ W.T and z @ z.T share layouts
     tasks = torch.Size([2])
 
     class DeepKernelGP(gpytorch.models.ExactGP):  # gpytorch's "batch independent multioutput GP"
@@ -324,7 +340,6 @@ def gpytorch_dkl(torch: Any, mode: str, steps: int) -> list[float]:
     generator = torch.Generator(device="cpu").manual_seed(1)
     train_x = (torch.randn(n, d, generator=generator) / d ** 0.5).to(DEVICE)
     train_y = torch.randn(n, tasks[0], generator=generator).to(DEVICE)
-    test_x = (torch.randn(n, d, generator=generator) / d ** 0.5).to(DEVICE)
     likelihood = gpytorch.likelihoods.MultitaskGaussianLikelihood(num_tasks=tasks[0]).to(DEVICE)
     model = DeepKernelGP(train_x, train_y, likelihood).to(DEVICE)
     mll = gpytorch.mlls.ExactMarginalLogLikelihood(likelihood, model)
@@ -333,25 +348,20 @@ def gpytorch_dkl(torch: Any, mode: str, steps: int) -> list[float]:
     def loss_fn() -> Any:
         return -mll(model(train_x), train_y)
 
-    def predict(x: Any) -> Any:
-        return likelihood(model(x)).mean
-
-    if mode != "eager":
-        loss_fn, predict = torch.compile(loss_fn, mode=mode), torch.compile(predict, mode=mode)
+    compiled = loss_fn if mode == "eager" else torch.compile(loss_fn, mode=mode)
     model.train()
     likelihood.train()
     losses = []
-    for _ in range(steps):
-        loss = loss_fn()
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        losses.append(loss.item())
-    model.eval()
-    likelihood.eval()
-    with torch.no_grad():
-        losses.append(predict(test_x).square().mean().item())
+    # dense kernel matrices: dynamo cannot trace the lazy kernel tensor's indexing (torch 2.11)
+    with gpytorch.settings.lazily_evaluate_kernels(False):
+        for _ in range(steps):
+            loss = compiled()
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            losses.append(loss.item())
     return losses
+
 
 def pyg_gae(torch: Any, mode: str, steps: int) -> list[float]:
     from torch_geometric.nn import GAE
@@ -359,12 +369,12 @@ def pyg_gae(torch: Any, mode: str, steps: int) -> list[float]:
     from torch_geometric.utils import add_self_loops, to_dense_adj
 
     torch.manual_seed(0)
-    nodes = features = 32  # x @ W.T (the first GCNConv) and z @ z.T (the decoder) share layouts
+    nodes = features = SIZE  # x @ W.T (the first GCNConv) and z @ z.T (the decoder) share layouts
     # self-loops added once to the data (as by the ``AddSelfLoops`` transform), not per call
-    model = GAE(GCN(features, 32, num_layers=2, out_channels=32, jk="last", add_self_loops=False)).to(DEVICE)
+    model = GAE(GCN(features, SIZE, num_layers=2, out_channels=SIZE, jk="last", add_self_loops=False)).to(DEVICE)
     generator = torch.Generator(device="cpu").manual_seed(1)
     x = torch.randn(nodes, features, generator=generator).to(DEVICE)
-    edge_index = add_self_loops(torch.randint(0, nodes, (2, 96), generator=generator))[0].to(DEVICE)
+    edge_index = add_self_loops(torch.randint(0, nodes, (2, 3 * nodes), generator=generator))[0].to(DEVICE)
     adj = to_dense_adj(edge_index, max_num_nodes=nodes)[0].clamp(max=1)
 
     def loss_fn(x: Any, edge_index: Any, adj: Any) -> Any:  # the dense reconstruction loss of Kipf & Welling
@@ -383,14 +393,11 @@ def pyg_gae(torch: Any, mode: str, steps: int) -> list[float]:
     return losses
 
 
-#: ``pyg_diffpool``: graphs per batch, nodes per graph, clusters, feature width.
-DIFFPOOL = (4, 16, 16, 32)
-
-
 def pyg_diffpool(torch: Any, mode: str, steps: int) -> list[float]:
     from torch_geometric.nn import DenseSAGEConv, dense_diff_pool
 
-    graphs, nodes, clusters, width = DIFFPOOL
+    # graphs per batch, nodes per graph, clusters (= nodes: s @ s.T has the layouts of s.T @ adj), width
+    graphs, nodes, clusters, width = 4, SIZE // 2, SIZE // 2, SIZE
     torch.manual_seed(0)
 
     class DiffPool(torch.nn.Module):  # PyG's examples/proteins_diff_pool.py, one pooling level
@@ -427,13 +434,60 @@ def pyg_diffpool(torch: Any, mode: str, steps: int) -> list[float]:
     return losses
 
 
+def _lightly_pairs(torch: Any, steps: int) -> list[tuple[Any, Any]]:
+    """Two noisy views of each of ``steps`` random batches of ``SIZE`` samples (no images: the
+    losses under test see only the embeddings)."""
+    generator = torch.Generator(device="cpu").manual_seed(1)
+    pairs = []
+    for _ in range(steps):
+        x = torch.randn(SIZE, SIZE, generator=generator)
+        pairs.append(tuple((x + 0.1 * torch.randn(SIZE, SIZE, generator=generator)).to(DEVICE) for _ in range(2)))
+    return pairs
+
+
+def _lightly(torch: Any, mode: str, steps: int, head: Any, criterion: Any) -> list[float]:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(SIZE, SIZE, bias=False), torch.nn.ReLU(), head).to(DEVICE)
+    criterion = criterion.to(DEVICE)
+
+    def loss_fn(x0: Any, x1: Any) -> Any:  # one step's loss: both views through the model, then the loss
+        return criterion(model(x0), model(x1))
+
+    compiled = loss_fn if mode == "eager" else torch.compile(loss_fn, mode=mode)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.06)
+    losses = []
+    for x0, x1 in _lightly_pairs(torch, steps):
+        loss = compiled(x0, x1)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        losses.append(loss.item())
+    return losses
+
+
+def lightly_simclr(torch: Any, mode: str, steps: int) -> list[float]:
+    from lightly.loss import NTXentLoss
+    from lightly.models.modules import SimCLRProjectionHead
+
+    torch.manual_seed(0)
+    return _lightly(torch, mode, steps, SimCLRProjectionHead(SIZE, SIZE, SIZE), NTXentLoss(temperature=0.5))
+
+
+def lightly_vicreg(torch: Any, mode: str, steps: int) -> list[float]:
+    from lightly.loss import VICRegLoss
+    from lightly.models.modules import BarlowTwinsProjectionHead
+
+    torch.manual_seed(0)
+    return _lightly(torch, mode, steps, BarlowTwinsProjectionHead(SIZE, SIZE, SIZE), VICRegLoss())
+
+
 CLIENTS: dict[str, Callable[[Any, str, int], list[float]]] = {
     "t5": t5, "heavyball": heavyball, "pytorch_optimizer": pytorch_optimizer,
     "pytorch_optimizer_muon": pytorch_optimizer_muon, "timm_kron": timm_kron, "timm_muon": timm_muon,
     "muon": muon, "kron_torch": kron_torch, "torch_optimizer_shampoo": torch_optimizer_shampoo,
     "diffusers_ltx": diffusers_ltx, "diffusers_ltx_train": diffusers_ltx_train,
     "gpytorch_dkl": gpytorch_dkl, "pyg_gae": pyg_gae,
-    "pyg_diffpool": pyg_diffpool}
+    "pyg_diffpool": pyg_diffpool, "lightly_simclr": lightly_simclr, "lightly_vicreg": lightly_vicreg}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -446,9 +500,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--patched", action="store_true", help="import inductor_fix first")
     parser.add_argument("--device", default=DEVICE, choices=("cuda", "cpu"))
     parser.add_argument("--widths", default=",".join(map(str, WIDTHS)), help="the MLP's layer widths")
+    parser.add_argument("--size", type=int, default=SIZE, help="pyg_*, gpytorch_dkl, lightly_*: the equal sizes")
     parser.add_argument("--no-foreach", dest="foreach", action="store_false", help="heavyball: multi_tensor=False")
     args = parser.parse_args(argv)
     globals()["FOREACH"] = args.foreach
+    globals()["SIZE"] = args.size
     globals()["DEVICE"] = args.device
     globals()["WIDTHS"] = tuple(int(w) for w in args.widths.split(","))
     if args.patched:

@@ -56,6 +56,12 @@ CRASHING = {
     "t5": (["t5", "--steps", "3"], "transformers", "default", r"NotImplementedError: View"),
     "heavyball": (["heavyball", "--widths", "128,128,128,128", "--steps", "5"], "heavyball", "eager",
                   r"TypeError: launcher\(\) got multiple values for argument 'stream'"),
+    "diffusers_ltx_train": (["diffusers_ltx_train", "--steps", "2"], "diffusers", "default",
+                            r"NotImplementedError: (Expand)?View"),
+    "gpytorch_dkl": (["gpytorch_dkl", "--steps", "3"], "gpytorch", "eager",
+                     r"TypeError: launcher\(\) missing 1 required positional argument"),
+    "pyg_diffpool": (["pyg_diffpool", "--steps", "3", "--size", "256"], "torch_geometric", "eager",
+                     r"TypeError: launcher\(\) got multiple values for argument 'stream'"),
 }
 #: Clients that meet the kind but train stock on the H200 (torch 2.11.0): the codes stock replays
 #: there are never benchmarked (their timings are in the autotune cache already), so stock trains;
