@@ -88,7 +88,7 @@ import os
 import sys
 import time
 import traceback
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Iterator
 
 MODE = "max-autotune-no-cudagraphs"
 #: ``--workaround``: upstream's workaround for #188069 (``torch._inductor.config`` settings).
@@ -130,6 +130,19 @@ def _optimizer_loop(torch: Any, model: Any, step: Callable[[], None], steps: int
         model.zero_grad(set_to_none=True)
         losses.append(loss.item())
     return losses
+
+
+def _train(optimizer: Any, losses: Iterable[Any]) -> list[float]:
+    """Backward, ``optimizer.step()`` and zeroed gradients after each loss tensor ``losses``
+    yields; their values. ``losses`` is lazy (a generator), so each step's batch and forward
+    come after the previous step's update."""
+    values = []
+    for loss in losses:
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        values.append(loss.item())
+    return values
 
 
 def heavyball(torch: Any, mode: str, steps: int) -> list[float]:
@@ -239,15 +252,9 @@ def t5(torch: Any, mode: str, steps: int) -> list[float]:
     compiled = model if mode == "eager" else torch.compile(model, mode=mode)
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
     generator = torch.Generator(device="cpu").manual_seed(1)
-    losses = []
-    for _ in range(steps):
-        ids = torch.randint(0, config.vocab_size, (1, 256), generator=generator).to(DEVICE)
-        loss = compiled(input_ids=ids).last_hidden_state.float().square().mean()
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        losses.append(loss.item())
-    return losses
+    return _train(optimizer, (
+        compiled(input_ids=torch.randint(0, config.vocab_size, (1, 256), generator=generator).to(DEVICE))
+        .last_hidden_state.float().square().mean() for _ in range(steps)))
 
 
 def _ltx(torch: Any, layers: int = 1) -> tuple[Any, Callable[..., Any]]:
@@ -307,14 +314,7 @@ def diffusers_ltx_train(torch: Any, mode: str, steps: int) -> list[float]:
     compiled = model if mode == "eager" else torch.compile(model, mode=mode)
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
     generator = torch.Generator(device="cpu").manual_seed(1)
-    losses = []
-    for _ in range(steps):
-        loss = compiled(**inputs(generator))[0].float().square().mean()
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        losses.append(loss.item())
-    return losses
+    return _train(optimizer, (compiled(**inputs(generator))[0].float().square().mean() for _ in range(steps)))
 
 
 def gpytorch_dkl(torch: Any, mode: str, steps: int) -> list[float]:
@@ -351,16 +351,9 @@ def gpytorch_dkl(torch: Any, mode: str, steps: int) -> list[float]:
     compiled = loss_fn if mode == "eager" else torch.compile(loss_fn, mode=mode)
     model.train()
     likelihood.train()
-    losses = []
     # dense kernel matrices: dynamo cannot trace the lazy kernel tensor's indexing (torch 2.11)
     with gpytorch.settings.lazily_evaluate_kernels(False):
-        for _ in range(steps):
-            loss = compiled()
-            loss.backward()
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-            losses.append(loss.item())
-    return losses
+        return _train(optimizer, (compiled() for _ in range(steps)))
 
 
 def pyg_gae(torch: Any, mode: str, steps: int) -> list[float]:
@@ -383,14 +376,7 @@ def pyg_gae(torch: Any, mode: str, steps: int) -> list[float]:
 
     compiled = loss_fn if mode == "eager" else torch.compile(loss_fn, mode=mode)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
-    losses = []
-    for _ in range(steps):
-        loss = compiled(x, edge_index, adj)
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        losses.append(loss.item())
-    return losses
+    return _train(optimizer, (compiled(x, edge_index, adj) for _ in range(steps)))
 
 
 def pyg_diffpool(torch: Any, mode: str, steps: int) -> list[float]:
@@ -419,19 +405,17 @@ def pyg_diffpool(torch: Any, mode: str, steps: int) -> list[float]:
     compiled = model if mode == "eager" else torch.compile(model, mode=mode)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
     generator = torch.Generator(device="cpu").manual_seed(1)
-    losses = []
-    for _ in range(steps):
-        x = torch.randn(graphs, nodes, width, generator=generator).to(DEVICE)
-        adj = (torch.rand(graphs, nodes, nodes, generator=generator) < 0.2).float()
-        adj = ((adj + adj.transpose(1, 2)) > 0).float().to(DEVICE)
-        y = torch.randint(0, 2, (graphs,), generator=generator).to(DEVICE)
-        logits, aux = compiled(x, adj)
-        loss = torch.nn.functional.nll_loss(logits, y) + aux
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        losses.append(loss.item())
-    return losses
+
+    def losses() -> Iterator[Any]:  # a random batch of graphs per step
+        for _ in range(steps):
+            x = torch.randn(graphs, nodes, width, generator=generator).to(DEVICE)
+            adj = (torch.rand(graphs, nodes, nodes, generator=generator) < 0.2).float()
+            adj = ((adj + adj.transpose(1, 2)) > 0).float().to(DEVICE)
+            y = torch.randint(0, 2, (graphs,), generator=generator).to(DEVICE)
+            logits, aux = compiled(x, adj)
+            yield torch.nn.functional.nll_loss(logits, y) + aux
+
+    return _train(optimizer, losses())
 
 
 def _lightly_pairs(torch: Any, steps: int) -> list[tuple[Any, Any]]:
@@ -455,14 +439,7 @@ def _lightly(torch: Any, mode: str, steps: int, head: Any, criterion: Any) -> li
 
     compiled = loss_fn if mode == "eager" else torch.compile(loss_fn, mode=mode)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.06)
-    losses = []
-    for x0, x1 in _lightly_pairs(torch, steps):
-        loss = compiled(x0, x1)
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        losses.append(loss.item())
-    return losses
+    return _train(optimizer, (compiled(x0, x1) for x0, x1 in _lightly_pairs(torch, steps)))
 
 
 def lightly_simclr(torch: Any, mode: str, steps: int) -> list[float]:
