@@ -68,7 +68,12 @@ Clients (each on CUDA; the library must be importable):
 On the H200 (torch 2.11), a stock crash needs float32 products of at least 128 (``--size``
 default 128; ``pyg_diffpool`` crashes at 256): below that no Triton config of the selection
 fails to compile, every replayed choice's timing is in the autotune cache already, and
-nothing replayed is benchmarked (docs/clients.md).
+nothing replayed is benchmarked. Where the colliding key is first selected matters too:
+``gpytorch_dkl`` selects it in its first graph and crashed stock in every run;
+``pyg_diffpool`` selects it later: with Inductor's compile pool it crashed in 1 of 5 runs
+(that one with 4 compile threads and 14 other compiles beside it), and in its one run with
+one compile thread (``TORCHINDUCTOR_COMPILE_THREADS=1``: every choice precompiled in this
+process, its client test's setting) (docs/clients.md).
 
 The optimizers train an MLP of ``--widths`` (default 64,64,64: Linear, Tanh, Linear) on
 random batches of 32.
