@@ -141,7 +141,10 @@ def _ops(text: str) -> list[str]:
 
     ops = list(dict.fromkeys(op.strip() for op in text.split(",") if op.strip()))
     unknown = [op for op in ops if op not in known()]
-    if not ops or unknown:
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown op {', '.join(map(repr, unknown))}; the ops: "
+                                         f"{', '.join(known())}")
+    if not ops:
         raise argparse.ArgumentTypeError(f"expected a comma-separated list of {', '.join(known())}; got {text!r}")
     return ops
 

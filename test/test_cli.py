@@ -183,6 +183,12 @@ class TestCheckCommand(TestCase):
             self.assertIn("usage:", result.stderr)
             self.assertNotIn("invalid parse value", result.stderr)
 
+    def test_an_unknown_op_is_named(self) -> None:
+        result = _cli("check", "--ops", "bmm,nope", timeout=60)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("unknown op 'nope';", result.stderr)
+        self.assertNotIn("'bmm'", result.stderr)
+
 
 def _processes() -> dict[int, tuple[int, int]]:
     """pid -> (parent pid, session id) of every process, from /proc."""
