@@ -184,10 +184,11 @@ class TestCheckCommand(TestCase):
             self.assertNotIn("invalid parse value", result.stderr)
 
     def test_an_unknown_op_is_named(self) -> None:
-        result = _cli("check", "--ops", "bmm,nope", timeout=60)
+        known = ops()[0]
+        result = _cli("check", "--ops", f"{known},nope", timeout=60)
         self.assertEqual(result.returncode, 2)
         self.assertIn("unknown op 'nope';", result.stderr)
-        self.assertNotIn("'bmm'", result.stderr)
+        self.assertNotIn(repr(known), result.stderr)  # only the unknown one is named
 
 
 def _processes() -> dict[int, tuple[int, int]]:
