@@ -99,6 +99,20 @@ def _require(library: str, test: TestCase) -> None:
         raise unittest.SkipTest(missing)
 
 
+def _side_by_side(client: str, args: list[str], reference_mode: str,
+                  env: dict[str, str] | None = None) -> tuple[dict, dict, dict]:
+    """The client's stock, patched and reference runs, three processes side by side, and their
+    report line: each run's CLIENT-RESULT."""
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        stock, patched, reference = pool.map(
+            lambda extra: run_client(*args, *extra[0], disable=extra[1], env=env),
+            (((), True), (("--patched",), False), (("--mode", reference_mode), True)))
+    report(f"client/{client}", stock=stock["error"], patched=patched["error"], losses=patched["losses"],
+           reference=reference["losses"], reference_mode=reference_mode, patched_s=patched["seconds"],
+           stock_s=stock["seconds"])
+    return stock, patched, reference
+
+
 @requires_cuda
 @instantiate_parametrized_tests
 class TestClientsGPU(TestCase):
@@ -106,15 +120,7 @@ class TestClientsGPU(TestCase):
     def test_stock_crashes_patched_trains(self, client: str) -> None:
         args, library, reference_mode, crash, env = CRASHING[client]
         _require(library, self)
-        with concurrent.futures.ThreadPoolExecutor(3) as pool:  # three processes side by side
-            stock, patched, reference = pool.map(
-                lambda extra: run_client(*args, *extra[0], disable=extra[1], env=env),
-                (((), True), (("--patched",), False), (("--mode", reference_mode), True)))
-        print(f"CLIENT {client}: stock {stock['error']}; patched {patched['losses']} in {patched['seconds']} s; "
-              f"{reference_mode} {reference['losses']}")
-        report(f"client/{client}", stock=stock["error"], patched=patched["error"], losses=patched["losses"],
-               reference=reference["losses"], reference_mode=reference_mode, patched_s=patched["seconds"],
-               stock_s=stock["seconds"])
+        stock, patched, reference = _side_by_side(client, args, reference_mode, env)
         # Stock must crash where a patch that acted in the patched run has its bug on this torch.
         acted = [p for p in PATCHES if any((patched["activity"].get(p.name) or {}).values())]
         if any(p.is_affected(torch.__version__) for p in acted):
@@ -125,18 +131,12 @@ class TestClientsGPU(TestCase):
         for got, want in zip(patched["losses"], reference["losses"], strict=True):
             self.assertAlmostEqual(got, want, delta=tolerance * max(1.0, abs(want)))
 
-
     @parametrize("client", sorted(NEUTRAL))
     def test_neutral_client_trains_alike(self, client: str) -> None:
         """Stock and patched both train, with the eager losses."""
         args, library = NEUTRAL[client]
         _require(library, self)
-        with concurrent.futures.ThreadPoolExecutor(3) as pool:
-            stock, patched, reference = pool.map(lambda extra: run_client(*args, *extra[0], disable=extra[1]), (
-                ((), True), (("--patched",), False), (("--mode", "eager"), True)))
-        report(f"client/{client}", stock=stock["error"], patched=patched["error"], losses=patched["losses"],
-               reference=reference["losses"], reference_mode="eager", patched_s=patched["seconds"],
-               stock_s=stock["seconds"])
+        stock, patched, reference = _side_by_side(client, args, "eager")
         tolerance = LOSS_TOLERANCE["bfloat16" if client in BF16 else "float32"]
         for run in (stock, patched):
             self.assertIsNone(run["error"])
