@@ -18,7 +18,9 @@ GPU tests skip without CUDA; on a CUDA machine they run for real.
 
 In CPU mode every test autotunes quickly (``quick_autotuning.py``: fewer Triton template
 configs per matmul selection, briefer CPU benchmarks; why that stays honest beside them);
-GPU mode autotunes as users do.
+GPU mode autotunes as users do, except under ``tools/gpu_tier`` (``INDUCTOR_FIX_TEST_AUTOTUNING=bounded``:
+a representative few configs per selection, ``quick_autotuning.bounded_gpu_autotuning``), where every
+test process and every child it starts bounds its autotuning alike.
 
 README's command passes ``-n auto --dist loadfile`` (pytest-xdist): each test file runs whole
 in one worker process (module fixtures such as test_autoload's wheel are built once), one
@@ -27,7 +29,6 @@ worker per CPU up to 4; ``-n 0`` runs everything in this process.
 
 from __future__ import annotations
 
-import contextlib
 import os
 
 import pytest
@@ -76,11 +77,11 @@ if os.environ.get("INDUCTOR_FIX_HYPOTHESIS_MAX_EXAMPLES"):  # a bounded run: the
 
 
 @pytest.fixture(autouse=True)
-def _quick_autotuning_on_the_cpu_harness():
+def _autotuning():
     from helpers import DEVICE
-    from quick_autotuning import quick_cpu_autotuning
+    from quick_autotuning import autotuning
 
-    with quick_cpu_autotuning() if DEVICE == "cpu" else contextlib.nullcontext():
+    with autotuning(DEVICE):
         yield
 
 

@@ -1,18 +1,25 @@
-"""Quick autotuning for tests on the CPU harness: fewer template configs, briefer benchmarks.
+"""Quick autotuning for tests: on the CPU harness fewer template configs and briefer
+benchmarks; on a GPU under ``tools/gpu_tier``, a bounded but representative set of configs.
 
 Imports neither this package nor Inductor until used, so a child process that tests an
 import order can use it after its own imports (``from quick_autotuning import
-quick_cpu_autotuning``; ``helpers.run_python`` puts this folder on the path).
+quick_cpu_autotuning``; ``helpers.run_python`` puts this folder on the path). A test process,
+and every child it starts, enters :func:`autotuning` for its device: the tier's setting
+travels to the children in the environment (:data:`ENVIRONMENT`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import inspect
-from typing import Any, Iterator
+import os
+from typing import Any, Callable, Iterator, Sequence, TypeVar
 from unittest import mock
 
-__all__ = ["CPU_BENCHMARK_MS", "MAX_MM_CONFIGS", "quick_cpu_autotuning"]
+__all__ = ["CPU_BENCHMARK_MS", "ENVIRONMENT", "FITTING_CONFIGS", "FLEX_CONFIGS", "MAX_MM_CONFIGS",
+           "bounded_gpu_autotuning", "quick_cpu_autotuning", "representative_configs", "autotuning"]
+
+Config = TypeVar("Config")
 
 #: Triton template configs a matmul selection tries on the CPU harness
 #: (``torch._inductor.config.test_configs.max_mm_configs``, 2.8-2.15; the default, None, tries
@@ -68,3 +75,125 @@ def _first_depthwise_conv_configs() -> contextlib.AbstractContextManager:
         return list(configs(self, *args, **kwargs))[:MAX_MM_CONFIGS]
 
     return mock.patch.object(InductorChoices, "get_depthwise_conv_configs", first_configs)
+
+
+#: ``tools/gpu_tier`` sets it to ``bounded`` for every process of a run (its children inherit it):
+#: :func:`autotuning` then bounds a GPU process's autotuning (:func:`bounded_gpu_autotuning`).
+#: Unset, a GPU test autotunes as users do.
+ENVIRONMENT = "INDUCTOR_FIX_TEST_AUTOTUNING"
+#: Triton configs per GPU matmul selection that fit the device's shared memory, kept under
+#: :func:`bounded_gpu_autotuning` (the first of the heuristics' list), beside the one that does not.
+FITTING_CONFIGS = 2
+#: FlexAttention configs per forward, backward or decoding selection under :func:`bounded_gpu_autotuning`:
+#: two keep it a selection (one choice alone is never benchmarked, so its arity never tested).
+FLEX_CONFIGS = 2
+
+
+def autotuning(device: str) -> contextlib.AbstractContextManager:
+    """How a test process autotunes on ``device``: :func:`quick_cpu_autotuning` on the CPU harness;
+    on a GPU :func:`bounded_gpu_autotuning` where ``$INDUCTOR_FIX_TEST_AUTOTUNING`` is ``bounded``
+    (``tools/gpu_tier``), else as users do. ValueError for another value of the variable."""
+    if device == "cpu":
+        return quick_cpu_autotuning()
+    setting = os.environ.get(ENVIRONMENT, "")
+    if setting not in ("", "bounded"):
+        raise ValueError(f"{ENVIRONMENT}={setting!r}: the one setting is 'bounded' (or unset)")
+    return bounded_gpu_autotuning() if setting == "bounded" else contextlib.nullcontext()
+
+
+def representative_configs(configs: Sequence[Config], estimate: Callable[[Config], int],
+                           exceeds: Callable[[Config], bool], fitting: int = FITTING_CONFIGS) -> list[Config]:
+    """The configs of a matmul selection that keep what the kind needs on a GPU, in ``configs``' order:
+    the first ``fitting`` that do not ``exceeds`` the device's shared memory (their codes compile, so a
+    later pattern's selection replays them), and the one ``estimate`` (bytes) puts largest, if it
+    ``exceeds``. That one needs the most shared memory, so where a config of the list fails to compile
+    for want of it, this one does, and the selection, like the full list's, gets no timing for it; a
+    later selection of the same layouts then misses Inductor's autotune cache and benchmarks every
+    choice, the replayed codes too: how stock crashes on an H200 (``docs/clients.md``, "When stock
+    crashes on the GPU"). Without such a config nothing replayed is benchmarked, with the full list as
+    with this one.
+    """
+    chosen = [config for config in configs if not exceeds(config)][:fitting]
+    largest = max(configs, key=estimate, default=None)
+    if largest is not None and exceeds(largest):
+        chosen.append(largest)
+    return [config for config in configs if any(config is kept for kept in chosen)]
+
+
+@contextlib.contextmanager
+def bounded_gpu_autotuning() -> Iterator[None]:
+    """Autotuning bounded for the GPU tier, each bound from Inductor's own heuristics: a matmul
+    selection keeps :func:`representative_configs` of its template's list (judged by the heuristic's
+    own shared-memory estimate and the device's limit, ``BaseConfigHeuristic.get_shared_memory_estimation``
+    and ``_get_exceeding_shared_memory_checker``, 2.11-2.15), a FlexAttention selection the first
+    :data:`FLEX_CONFIGS` of its list (``InductorChoices.get_flex_attention_fwd_configs``, ``_bwd_``,
+    ``get_flex_decode_configs``). The CUTLASS workload bounds itself (one config). Where this torch
+    lacks a method, that part is left as it is. Restored on exit.
+
+    Why it stays honest: the bugs need each selection of a sequence to offer the same configs (so a
+    later compile replays an earlier one's codes) and, for a replay to crash on a GPU, one config that
+    fails to compile (so its timing is missing and the repeat is benchmarked); FlexAttention's need a
+    selection of several choices, whose benchmark passes the hand-built inputs. The negative controls of
+    the tier assert stock still crashes under these bounds.
+    """
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_representative_mm_configs())
+        stack.enter_context(_first_flex_configs())
+        yield
+
+
+def _config_heuristic_class() -> type | None:
+    """``BaseConfigHeuristic``, wherever this release keeps it (2.14+ ``heuristics.template.triton``,
+    2.10-2.13 ``template_heuristics.triton``); None where neither is."""
+    import importlib
+
+    for name in ("torch._inductor.heuristics.template.triton", "torch._inductor.template_heuristics.triton"):
+        try:
+            heuristic = getattr(importlib.import_module(name), "BaseConfigHeuristic", None)
+        except ImportError:
+            continue
+        if isinstance(heuristic, type):
+            return heuristic
+    return None
+
+
+def _representative_mm_configs() -> contextlib.AbstractContextManager:
+    heuristic = _config_heuristic_class()
+    needed = ("preprocess_mm_configs", "get_shared_memory_estimation", "_get_exceeding_shared_memory_checker")
+    if heuristic is None or not all(callable(getattr(heuristic, name, None)) for name in needed):
+        return contextlib.nullcontext()
+    original = vars(heuristic)["preprocess_mm_configs"]
+    signature = inspect.signature(original)
+
+    def preprocess_representative_configs(self: Any, *args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(self, *args, **kwargs)
+        dtype_size = bound.arguments.get("dtype_size", 0)
+        extra = bound.arguments.get("kwargs", {})
+        conversion = (extra.get("has_sm_layout_conversion", False), extra.get("layout_conversion_byte_size", 0))
+        exceeds = self._get_exceeding_shared_memory_checker(*conversion) if dtype_size > 0 else None
+        if exceeds is not None and "configs" in bound.arguments:  # no device limit (no GPU): left as it is
+            configs = self._filter_configs(list(bound.arguments["configs"]))
+            bound.arguments["configs"] = representative_configs(
+                configs, lambda config: self.get_shared_memory_estimation(config, dtype_size, *conversion),
+                lambda config: exceeds(config, dtype_size))
+        return original(*bound.args, **bound.kwargs)
+
+    return mock.patch.object(heuristic, "preprocess_mm_configs", preprocess_representative_configs)
+
+
+@contextlib.contextmanager
+def _first_flex_configs() -> Iterator[None]:
+    from torch._inductor.choices import InductorChoices
+
+    def first(configs: Callable[..., Any]) -> Callable[..., Any]:
+        def first_configs(self: Any, *args: Any, **kwargs: Any) -> Any:
+            return list(configs(self, *args, **kwargs))[:FLEX_CONFIGS]
+
+        return first_configs
+
+    with contextlib.ExitStack() as stack:
+        for name in ("get_flex_attention_fwd_configs", "get_flex_attention_bwd_configs", "get_flex_decode_configs"):
+            configs = vars(InductorChoices).get(name)
+            if callable(configs):
+                stack.enter_context(mock.patch.object(InductorChoices, name, first(configs)))
+        yield

@@ -28,6 +28,7 @@ from pathlib import Path
 from unittest import mock
 
 from helpers import OP, ORDER, TOLERANCE, affected, needs_a_check_op, requires_cuda
+from quick_autotuning import ENVIRONMENT as AUTOTUNING
 
 from inductor_fix.check.table import steps_of
 from inductor_fix.check.parts import by_op
@@ -61,8 +62,8 @@ fix = sys.modules["inductor_fix"]
 if not autoloaded:  # the harness import just imported the package: undo it, as a stock process is
     fix.remove()
 sys.path.insert(0, TEST_FOLDER)  # quick_autotuning (it imports nothing of the package)
-from quick_autotuning import quick_cpu_autotuning
-with quick_cpu_autotuning() if device == "cpu" else contextlib.nullcontext(), \\
+from quick_autotuning import autotuning
+with autotuning(device), \\
         triton_cpu_harness() if device == "cpu" else contextlib.nullcontext():
     steps = run_sequence(op, order, device, compare=device != "cpu")
 status = fix.status()
@@ -158,9 +159,11 @@ def tearDownModule() -> None:
 
 
 def _environment(**overrides: str) -> dict[str, str]:
+    """This environment without the package's settings, torch's autoload switch and PYTHONPATH; the
+    tests' autotuning setting (quick_autotuning.ENVIRONMENT) stays, as in every child of a test."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("INDUCTOR_FIX_", "TORCH_DEVICE_BACKEND_AUTOLOAD", "TORCH_TRACE", "TORCH_LOGS"))
-           and k != "PYTHONPATH"}
+           and k != "PYTHONPATH" or k == AUTOTUNING}
     return {**env, **overrides}
 
 

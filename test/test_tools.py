@@ -5,6 +5,8 @@ tools/bench's measurements, tools/record_fingerprints.py, the nightly workflow's
 from __future__ import annotations
 
 import importlib.util
+import io
+import json
 import os
 import subprocess
 import sys
@@ -12,6 +14,7 @@ import tempfile
 import types
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -478,47 +481,122 @@ class TestRetireFindsMentions(TestCase):
 
 
 class TestGpuTierFastForm(TestCase):
-    """tools/gpu_tier without a GPU: the tier collected (every GPU class, nothing else of the CPU
-    suite), the empty table written; its table and sweep from a run's files."""
+    """tools/gpu_tier without a GPU: each form collected (the tier every GPU class but the clients, the
+    clients form only them, nothing of the CPU suite) and projected, the empty table written; a selection
+    that cannot fit its budget refused; its table, sweep and record from a run's files."""
 
-    def test_dry_run_collects_the_gpu_tests(self) -> None:
+    def _dry_run(self, *args: str) -> tuple[subprocess.CompletedProcess, str]:
         with tempfile.TemporaryDirectory() as out:
-            done = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_tier"), "--out", out, "--dry-run"],
+            done = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_tier"), "--out", out, "--dry-run", *args],
                                   capture_output=True, text=True, cwd=ROOT, timeout=600)
             self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
-            table = Path(out, "gpu-tier.md").read_text()
-        rows = [line for line in table.splitlines() if line.startswith("| `")]
-        self.assertTrue(rows, table)
-        self.assertTrue(all("not finished" in row for row in rows))
-        self.assertFalse(any("test_api.py" in row for row in rows), "a CPU test in the GPU tier")
+            return done, Path(out, "gpu-tier.md").read_text()
+
+    def test_dry_run_collects_each_form(self) -> None:
+        for args, folder in (((), None), (("--clients",), "clients/")):
+            with self.subTest(form=args or "tier"):
+                done, table = self._dry_run(*args)
+                rows = [line for line in table.splitlines() if line.startswith("| `")]
+                self.assertTrue(rows, table)
+                self.assertTrue(all("not finished" in row for row in rows))
+                self.assertFalse(any("test_api.py" in row for row in rows), "a CPU test in the GPU tier")
+                in_clients = [row.startswith(f"| `{folder}") for row in rows] if folder else \
+                    [not row.startswith("| `clients/") for row in rows]
+                self.assertTrue(all(in_clients), table)
+                self.assertRegex(done.stdout, r"projected (at least )?\d+ s on \d+ workers")
 
     def test_bad_arguments(self) -> None:
-        done = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_tier"), "--out", "x", "--workers", "0"],
-                              capture_output=True, text=True, cwd=ROOT)
+        for args in (("--workers", "0"), ("--compile-threads", "0"), ("--budget", "-1")):
+            with self.subTest(args=args):
+                done = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_tier"), "--out", "x", *args],
+                                      capture_output=True, text=True, cwd=ROOT)
+                self.assertEqual(done.returncode, 2)
+                self.assertIn("must be positive", done.stderr)
+        with tempfile.TemporaryDirectory() as empty:
+            done = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_tier"), "--out", empty, "--record"],
+                                  capture_output=True, text=True, cwd=ROOT)
         self.assertEqual(done.returncode, 2)
-        self.assertIn("must be positive", done.stderr)
+        self.assertIn("no finished run", done.stderr)
+
+    def test_a_selection_that_cannot_fit_is_refused_naming_what_to_cut(self) -> None:
+        tier = _gpu_tier()
+        settings = tier.settings_of(True, 1)
+        selected = [f"test/a.py::T::test_{name}" for name in ("long", "mid", "short", "tiny")]
+        record = {"tier": {"settings": settings, "workers": 2, "wall": 0, "overhead": 10.0,
+                           "seconds": dict(zip(selected, (400.0, 300.0, 100.0, 10.0)))}}
+        with tempfile.TemporaryDirectory() as directory:
+            durations = Path(directory, "gpu-tier.json")
+            durations.write_text(json.dumps(record))
+            with mock.patch.object(tier, "DURATIONS", durations), \
+                    mock.patch.object(tier, "_collect", return_value=selected), \
+                    mock.patch("sys.stderr", new_callable=io.StringIO) as stderr, \
+                    mock.patch("sys.stdout", new_callable=io.StringIO):
+                refused = tier.main(["--out", directory, "--dry-run", "--workers", "2", "--budget", "320"])
+                fits = tier.main(["--out", directory, "--dry-run", "--workers", "2", "--budget", "420"])
+        self.assertEqual(refused, 2)
+        self.assertEqual(fits, 0)
+        line = stderr.getvalue().strip()
+        self.assertEqual(len(line.splitlines()), 1, line)
+        # Longest first on two workers: 400 | 300 + 100, then 10: 410 s, and 10 s of overhead.
+        self.assertIn("projected 420 s on 2 workers (budget 320 s)", line)
+        self.assertIn('cut 1 tests: -- -k "not (test_long)"', line)
+
+    def test_projection_and_record(self) -> None:
+        plan = _gpu_tier().plan
+        settings = "s"
+        results = [{"nodeid": "a", "outcome": "passed", "seconds": 30.0}, {"nodeid": "b", "outcome": "passed",
+                   "seconds": 20.0}, {"nodeid": "c", "outcome": "failed", "seconds": 20.0}]
+        data = plan.record({"before": {"a": 90.0}}, "tier", settings, 2, 70.0, results)
+        self.assertEqual(data["before"], {"a": 90.0})
+        self.assertEqual(data["tier"]["overhead"], 30.0)  # 70 s wall, 40 s of tests on two workers (30 | 20 + 20)
+        projection = plan.project(["a", "b", "c"], data, "tier", settings, 2)
+        self.assertEqual((projection.seconds, projection.unmeasured), (70.0, ()))
+        self.assertEqual(plan.project(["a", "d"], data, "tier", settings, 2).unmeasured, ("d",))
+        other = plan.project(["a"], data, "tier", "other settings", 2)
+        self.assertEqual((other.seconds, other.unmeasured), (plan.DEFAULT_OVERHEAD, ("a",)))
+        self.assertIn("at least", other.describe(480))
+        self.assertEqual(plan.order_key(data, "tier", "other settings"), {"a": 90.0})
+        self.assertEqual(plan.cut_to_fit(["a", "b", "c"], data, "tier", settings, 2, 50.0), ["a"])
+        self.assertEqual(plan.cut_to_fit(["a"], data, "tier", settings, 2, 10.0), ["a"])
+        with tempfile.TemporaryDirectory() as directory:  # a record of the first format reads as "before"
+            old = Path(directory, "old.json")
+            old.write_text(json.dumps({"a": 91.5}))
+            self.assertEqual(plan.load(old), {"before": {"a": 91.5}})
+            self.assertEqual(plan.load(Path(directory, "none.json")), {})
 
     def test_table_joins_results_and_figures(self) -> None:
         tier = _gpu_tier()
         results = [{"nodeid": "test/a.py::T::test_x", "outcome": "passed", "seconds": 12.0}]
         figures = [{"nodeid": "test/a.py::T::test_x", "stock": "TypeError: launcher()", "patched": None,
                     "max_rel_error": 2e-7, "family": "a family", "setting": "default", "order": "alias-first"}]
-        table = tier.render(results, figures, ["test/a.py::T::test_x", "test/b.py::T::test_y"])
+        selected = ["test/a.py::T::test_x", "test/b.py::T::test_y"]
+        table = tier.render(results, figures, selected)
         self.assertIn("| `a.py::T::test_x` | passed | TypeError: launcher() | ok | 2.0e-07 | 12 |", table)
         self.assertIn("| `b.py::T::test_y` | not finished |", table)
-        self.assertIn("2 tests: 1 passed, 0 failed, 0 skipped, 1 not finished", table)
+        self.assertEqual(table.splitlines()[-1], "2 tests: 1 passed, 0 failed, 0 skipped, 1 not finished: test_y")
+        done = tier.render(results, figures, selected[:1], {"test/a.py::T::test_x": 95.4}, wall=301.2)
+        self.assertIn("| 2.0e-07 | 12 | 95 |", done)
+        self.assertEqual(done.splitlines()[-1], "1 tests: 1 passed, 0 failed, 0 skipped, 0 not finished; wall 301 s")
         self.assertIn("| a family | default | alias-first | TypeError: launcher() | ok | 2.0e-07 |",
                       tier.render_families(figures))
 
-    def test_the_sweep_document_keeps_what_lies_outside_its_markers(self) -> None:
+    def test_a_document_keeps_what_lies_outside_its_markers(self) -> None:
+        from gpu_tier_lib.tables import markers
+
         tier = _gpu_tier()
-        text = f"head\n{tier.START}\nold\n{tier.END}\ntail\n"
-        self.assertEqual(tier.replace_table(text, "new\n"), f"head\n{tier.START}\nnew\n{tier.END}\ntail\n")
+        start, end = markers("tier")
+        text = f"head\n{start}\nold\n{end}\ntail\n"
+        self.assertEqual(tier.replace_table(text, "new\n", "tier"), f"head\n{start}\nnew\n{end}\ntail\n")
         with self.assertRaises(ValueError):
-            tier.replace_table("no markers", "new\n")
-        docs = (ROOT / "docs" / "families.md").read_text()
-        self.assertIn(tier.START, docs)
-        self.assertIn(tier.END, docs)
+            tier.replace_table("no markers", "new\n", "tier")
+        for document, names in ((ROOT / "docs" / "families.md", ("families",)),
+                                (ROOT / "docs" / "gpu-tier.md", ("tier", "clients"))):
+            for name in names:
+                self.assertTrue(all(marker in document.read_text() for marker in markers(name)), (document, name))
+
+    def test_the_documented_command_names_no_path_of_this_machine(self) -> None:
+        shown = _gpu_tier()._as_documented(["--out", "/tmp/x/y", "--cutlass", "/a/b/nvidia_cutlass-4.2.0.0.whl"])
+        self.assertEqual(shown, "tools/gpu_tier --out DIR --cutlass nvidia_cutlass-4.2.0.0.whl")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ View``, T5 on an H200 with 2.11.0), so the package decides by what selection cal
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import tempfile
@@ -179,8 +180,11 @@ def _training_in_fresh_process(case: str, dtype: str, disable: bool) -> Step:
         sys.path.insert(0, {HERE!r})
         from flex_cases import TRAINING
         from inductor_fix.patches.benchmark_realign.check import flex_training
+        from quick_autotuning import autotuning
         case = dataclasses.replace(TRAINING[{case!r}], dtype={dtype!r})
-        print("STEP", json.dumps(dataclasses.asdict(flex_training(case, "cuda", compare=True)[0])))
+        with autotuning("cuda"):
+            step = flex_training(case, "cuda", compare=True)[0]
+        print("STEP", json.dumps(dataclasses.asdict(step)))
     """
     with tempfile.TemporaryDirectory() as cache:
         result = run_python(code, env={"INDUCTOR_FIX_DISABLE": "1" if disable else None,
@@ -204,8 +208,8 @@ class TestFlexBackwardGPU(TestCase):
 
     @parametrize("case,dtype", GPU_CASES, name_fn=lambda case, dtype: f"{case}_{dtype}")
     def test_stock_and_patched(self, case: str, dtype: str) -> None:
-        stock = _training_in_fresh_process(case, dtype, disable=True)
-        patched = _training_in_fresh_process(case, dtype, disable=False)
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:  # side by side, each its own process
+            stock, patched = pool.map(lambda disable: _training_in_fresh_process(case, dtype, disable), (True, False))
         report(f"flex_backward/{case}/{dtype}", stock=stock.error, patched=patched.error,
                max_rel_error=patched.max_rel_error, patched_compile_s=round(patched.seconds, 1))
         if case in ("selective", "selective_frozen", *GATHERED_VIEWS) and affected("flex_backward"):

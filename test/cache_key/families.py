@@ -103,9 +103,11 @@ def main(argv: list[str]) -> int:
     import dataclasses
 
     import inductor_fix  # noqa: F401  (applied unless INDUCTOR_FIX_DISABLE=1)
+    from quick_autotuning import autotuning
 
     name, order = argv
-    steps = run(name, order)
+    with autotuning("cuda"):
+        steps = run(name, order)
     print("FAMILY-RESULT " + json.dumps([dataclasses.asdict(step) for step in steps]), flush=True)
     return 0
 

@@ -4,9 +4,11 @@ Stock must crash with the launcher's own TypeError on an affected release (the
 negative control); patched must compile and match eager. Includes the pattern of
 the upstream report: an optimizer-style update taking einsums of a batched
 gradient with itself, then a projection einsum with two other matrices.
-Autotuning is not limited: with ``test_configs.max_mm_configs=4`` the first four
-bmm configs all exceed the H200's shared memory, no Triton choice is left, and the
-stock run no longer crashes - a negative control that cannot fail.
+Under ``tools/gpu_tier`` autotuning is bounded to a few configs per selection that keep
+one config the device cannot compile (``quick_autotuning.representative_configs``): stock's
+crash on a GPU needs it. A plain ``test_configs.max_mm_configs=4`` keeps the first four,
+which all compile on an H200, and the stock run no longer crashes - a negative control that
+cannot fail.
 """
 
 from __future__ import annotations
@@ -44,7 +46,9 @@ def _stock_in_fresh_process(op: str, order: str) -> list[Step]:
     code = f"""
         import dataclasses, json
         from inductor_fix.check.table import run_sequence
-        steps = run_sequence({op!r}, {order!r}, "cuda", compare=True)
+        from quick_autotuning import autotuning
+        with autotuning("cuda"):
+            steps = run_sequence({op!r}, {order!r}, "cuda", compare=True)
         print("STOCK", json.dumps([dataclasses.asdict(s) for s in steps]))
     """
     with tempfile.TemporaryDirectory() as cache:

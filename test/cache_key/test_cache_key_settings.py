@@ -100,7 +100,8 @@ class TestSettingsGPU(TestCase):
             import json, inductor_fix
             from observe import observe_autotuning
             from inductor_fix.check.table import run_sequence
-            with observe_autotuning() as seen:
+            from quick_autotuning import autotuning
+            with autotuning("cuda"), observe_autotuning() as seen:
                 steps = run_sequence("bmm", "alias-first", "cuda", compare=True)
             print(json.dumps({"errors": [s.error for s in steps], "dropped": len(seen.dropped),
                               "mismatched": len(seen.arity_mismatches),

@@ -87,6 +87,7 @@ fix is active is up to the caller (``INDUCTOR_FIX_DISABLE=1`` or not, ``import``
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import os
@@ -500,9 +501,13 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {"client": args.client, "mode": args.mode, "workaround": args.workaround,
                               "widths": args.widths, "foreach": args.foreach,
                               "torch": torch.__version__, "losses": [], "error": None}
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # test/: quick_autotuning
+    from quick_autotuning import autotuning
+
     start = time.perf_counter()
-    try:
-        result["losses"] = CLIENTS[args.client](torch, args.mode, args.steps)
+    try:  # under tools/gpu_tier a GPU run bounds its autotuning as the tier's tests do
+        with autotuning(args.device) if args.device != "cpu" else contextlib.nullcontext():
+            result["losses"] = CLIENTS[args.client](torch, args.mode, args.steps)
     except Exception as error:  # the crash under study is the result
         first = next((line for line in str(error).splitlines() if line.strip()), "")
         result["error"] = f"{type(error).__name__}: {first[:300]}"

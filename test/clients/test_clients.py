@@ -13,6 +13,7 @@ import sys
 import tempfile
 import unittest
 
+import pytest
 from helpers import LOSS_TOLERANCE, report, requires_cuda
 
 import torch
@@ -113,6 +114,7 @@ def _side_by_side(client: str, args: list[str], reference_mode: str,
     return stock, patched, reference
 
 
+@pytest.mark.client
 @requires_cuda
 @instantiate_parametrized_tests
 class TestClientsGPU(TestCase):
