@@ -29,7 +29,9 @@ __all__ = ["activate", "cli", "start"]
 
 
 def _import_package():
-    import inductor_fix  # noqa: F401  (it patches Inductor as it imports)
+    import inductor_fix  # it patches Inductor as it imports
+
+    inductor_fix._load_api()  # in the inductor-fix program's own process, where the import left it to the command
 
 
 def start(route):
@@ -54,7 +56,10 @@ def cli():
     """The ``inductor-fix`` console script: ``inductor_fix.cli.main()``, its exit status. Here,
     beside the package, so that a package that cannot be imported is one line on stderr naming
     the cure (exit 1), not a traceback. An editable install's stand-in of this module
-    (``tools/build_backend.py``) has its own, which names the checkout that is gone."""
+    (``tools/build_backend.py``) has its own, which names the checkout that is gone. The package
+    leaves its API and the fix to the command (:data:`_inductor_fix_startup.command_line`)."""
+    if _startup is not None:
+        _startup.command_line = True
     try:
         from inductor_fix.cli import main
     except ModuleNotFoundError as error:

@@ -32,8 +32,8 @@ import _thread
 import os
 import sys
 
-__all__ = ["FINDER", "INDUCTOR", "OFF", "ON", "VARIABLE", "loaded", "record", "routes", "start", "switch",
-           "unregister", "when_imported"]
+__all__ = ["FINDER", "INDUCTOR", "OFF", "ON", "VARIABLE", "command_line", "loaded", "record", "routes", "start",
+           "switch", "unregister", "when_imported"]
 
 #: The words of every on/off variable of the package (``INDUCTOR_FIX_AUTOLOAD``, ``INDUCTOR_FIX_DISABLE``).
 ON = ("1", "true", "yes", "on")
@@ -49,6 +49,11 @@ INDUCTOR = "torch._inductor.select_algorithm"
 
 #: How the package was activated in this process, first first.
 routes: list = []
+#: Set by the ``inductor-fix`` program (:func:`_inductor_fix_autoload.cli`) before it imports the
+#: package: the package then leaves its public API, and applying the fix, to the command that
+#: needs them (``status``, ``check``). ``run`` replaces its process with its command at once and
+#: ``report`` reads a file: neither pays for them (what ``run`` costs, every job pays: README).
+command_line = False
 _importing = []  # the route importing the package now: its own import is that route's
 _failed = []  # the error of the one import of the package that failed
 _importers = []  # how to import the package: the first one a route handed over

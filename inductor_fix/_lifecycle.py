@@ -25,7 +25,7 @@ import _inductor_fix_startup as startup
 from . import _trace
 from ._registry import ABSENT, Registry
 from ._version import __version__
-from ._versions import distribution_version
+from ._versions import triton_version
 from ._warnings import warn_once
 from .patches import PATCHES, NotNeeded, Patch, Unsupported
 from .patches.base import qualified_name, split_target, target_module
@@ -272,7 +272,7 @@ class Lifecycle:
         with self._lock:
             patches = tuple(PatchStatus(r.patch.name, _shown_targets(r.patch), r.state, r.reason,
                                         r.patch.activity.snapshot()["counts"]) for r in self._records.values())
-        return Status.of(patches, _torch_version(), distribution_version("triton"), __version__,
+        return Status.of(patches, _torch_version(), triton_version(), __version__,
                          tuple(startup.routes))
 
     def activity(self) -> dict[str, dict[str, Any]]:

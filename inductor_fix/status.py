@@ -67,7 +67,8 @@ class Status:
     ``reason`` says why in one line. ``patches`` lists every patch.
     ``torch_version`` is ``torch.__version__`` (``"2.14.1+cu130"``), read from the installed
     ``torch/version.py`` while torch is not imported (the same string either way);
-    ``triton_version`` the installed distribution's. Both are None when not installed.
+    ``triton_version`` the installed triton's (``triton.__version__``, read the same way). Both
+    are None when not installed.
     ``inductor_fix_version`` is this package's version. ``activated_by`` says how the
     package was activated in this process, first first: ``"autoload"`` (installed: torch's
     ``torch.backends`` entry point, at ``import torch``), ``"import"`` (``import

@@ -31,7 +31,8 @@ import textwrap
 import types
 from typing import Any, Callable, NamedTuple
 
-__all__ = ["DRILLS", "NIGHTLY", "Drill", "drills", "expected_states", "gains_keyword", "main", "redefined", "run"]
+__all__ = ["DRILLS", "NIGHTLY", "Drill", "drills", "expected_states", "gains_keyword", "main", "redefined", "run",
+           "unreadable"]
 
 NIGHTLY = "2.16.0.dev20261201+cu130"
 
@@ -91,10 +92,11 @@ CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def drills_part(patch: Any) -> Any:
     """``patch``'s :class:`~inductor_fix.check.parts.DrillsPart`: the installed package's, else
-    the checkout's ``inductor_fix/patches/<folder>/drills.py``; None if neither has one."""
+    the checkout's ``inductor_fix/patches/<folder>/drills.py``; None if neither has one.
+    :class:`~inductor_fix.check.parts.PartError` if it cannot be read."""
     import importlib.util
 
-    from inductor_fix.check.parts import DrillsPart, part
+    from inductor_fix.check.parts import DrillsPart, PartError, part
 
     found = part(patch, "drills")
     path = os.path.join(CHECKOUT, "inductor_fix", "patches", patch.module, "drills.py")
@@ -104,21 +106,44 @@ def drills_part(patch: Any) -> Any:
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # its relative imports resolve in the installed package
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:
+        raise PartError(patch.name, "drills", f"{path} failed to load: {type(error).__name__}: {error}") from error
     if not isinstance(getattr(module, "PART", None), DrillsPart):
-        raise TypeError(f"{path} must define PART, a DrillsPart")
+        raise PartError(patch.name, "drills", f"{path} must define PART, a DrillsPart")
     return module.PART
+
+
+def unreadable(patches: Any = None) -> dict[str, str]:
+    """Patch name -> why its drills part cannot be read (``main`` fails on each, naming it)."""
+    from inductor_fix.check.parts import PartError
+    from inductor_fix.check.parts import patches as table
+
+    broken = {}
+    for patch in table() if patches is None else patches:
+        try:
+            drills_part(patch)
+        except PartError as error:
+            broken[patch.name] = str(error)
+    return broken
 
 
 def drills(patches: Any = None) -> dict[str, Drill]:
     """Every drill: the general ones, then each patch's (its folder's ``drills`` part), with
-    the state each expects of each patch of ``patches`` (default: the table)."""
-    from inductor_fix.check.parts import DrillsPart
+    the state each expects of each patch of ``patches`` (default: the table). A patch whose part
+    cannot be read adds none (:func:`unreadable` names it)."""
+    from inductor_fix.check.parts import DrillsPart, PartError
     from inductor_fix.check.parts import patches as table
 
     patches = table() if patches is None else patches
     kit = sys.modules[__name__]
-    parts = {patch.name: drills_part(patch) or DrillsPart() for patch in patches}
+    parts = {}
+    for patch in patches:
+        try:
+            parts[patch.name] = drills_part(patch) or DrillsPart()
+        except PartError:
+            parts[patch.name] = DrillsPart()
     found = {name: Drill(move, {patch: record.under[name] for patch, record in parts.items() if name in record.under})
              for name, move in GENERAL.items()}
     for patch, record in parts.items():
@@ -197,6 +222,9 @@ def main(argv: list[str]) -> int:
         return 2
     print(f"torch {NIGHTLY} (the installed torch, renamed), each drill in a fresh process:")
     failed = 0
+    for patch, reason in unreadable().items():
+        print(f"{patch}: ERROR its drills part cannot be read: {reason}")
+        failed += 1
     for name in names:
         result = run(name)
         if "error" in result:

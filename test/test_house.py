@@ -26,7 +26,7 @@ import drift
 
 from inductor_fix import patches as table
 from inductor_fix._lifecycle import Lifecycle
-from inductor_fix.check.parts import KINDS, CheckPart, check_ops, part
+from inductor_fix.check.parts import KINDS, CheckPart, PartError, check_ops, part
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -243,7 +243,7 @@ class TestParts(unittest.TestCase):
         misspelt = ("from inductor_fix.check.workloads import Workload\n"
                     "WORKLOADS = (Workload('toy_op', {'once': ('toy sequence', 1)}, lambda o, d, compare: []),)\n")
         with toy_in_table(check=misspelt) as (toy, _):
-            with self.assertRaisesRegex(TypeError, r"toy_patch\.check must define PART, a CheckPart; "
+            with self.assertRaisesRegex(PartError, r"toy_patch\.check must define PART, a CheckPart; "
                                                    r"it defines WORKLOADS"):
                 part(toy, "check")
 

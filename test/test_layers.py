@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1] / PACKAGE
 #: Layers, lowest first: a module may import its own layer or a lower one, never a higher one.
 #: 0, the core: the private modules, the patch table and each patch's fix and activity, the
 #: status data; 1, the job report (writer and reader) and ``inductor-fix run``'s launcher; 2,
-#: the package's ``__init__`` (the public API); 3, ``check`` and each patch's check, seams,
+#: the package's ``__init__`` and ``_api`` (the public API it re-exports); 3, ``check`` and each patch's check, seams,
 #: bench and drills parts; 4, the command line.
 LAYERS = ("core", "report, launcher", "the package __init__", "check", "cli")
 
@@ -39,7 +39,7 @@ CHECK_PARTS = ("check", "seams", "bench", "drills")
 
 def layer(module: str) -> int:
     parts = module.split(".")[1:]
-    if not parts:
+    if not parts or parts == ["_api"]:  # the public API the package __init__ re-exports
         return 2
     first = parts[0]
     if first == "patches" and len(parts) == 3 and parts[2] in CHECK_PARTS:

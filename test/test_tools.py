@@ -166,6 +166,9 @@ class TestBench(TestCase):
         self.assertIn("other_added_ms", data["run_no_torch"])
         self.assertEqual(data["autoload"]["inductor_modules"], [])  # the entry point imports nothing of Inductor
         self.assertIn("installed (autoload entry point)", process.stdout)
+        self.assertEqual(set(data["commands"]), {"pass_ms", "run_command_ms", "status_no_load_ms",
+                                                 "run_command_added_ms", "status_no_load_added_ms"})
+        self.assertIn("`inductor-fix status --no-load`, ms over `python -c pass`", process.stdout)
 
     def test_every_patch_with_a_benchmark_is_found(self) -> None:
         process = subprocess.run([sys.executable, str(ROOT / "tools" / "bench"), "--help"], capture_output=True,

@@ -5,8 +5,13 @@ A patch's folder (``inductor_fix/patches/<module>/``) may hold three parts besid
 measurement) and ``drills.py`` (its drift drills, for ``test/drift.py``). Each declares one
 name, ``PART``: a :class:`CheckPart`, :class:`BenchPart` or :class:`DrillsPart`. Generic code
 reads the record's fields, never a module attribute found by name, so a misspelt field is a
-``TypeError`` where the record is built and a part without its ``PART`` is a ``TypeError``
+``TypeError`` where the record is built and a part without its ``PART`` is a :class:`PartError`
 where it is read (:func:`part`); a test over every patch of the table reads every part.
+
+Parts are read only by what uses them, when it runs (``check``, ``tools/bench``, the drift
+drills): ``status``, ``run``, ``report`` and ``import inductor_fix`` never import one. A part
+that fails to load (a broken file, a missing ``PART``) is a :class:`PartError` naming it;
+:func:`load_parts` keeps the others and names each one that failed, for the reader to skip.
 
 This module is also how the layer of ``check`` and the tools reads the patch table
 (:func:`patches`): the table sits below, in :mod:`inductor_fix.patches`, and never imports a
@@ -18,14 +23,25 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import importlib.util
-from typing import TYPE_CHECKING, Any, Callable, ContextManager, Mapping
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Mapping, NamedTuple
 
 from .workloads import Workload
 
 if TYPE_CHECKING:
     from ..patches.base import Patch
 
-__all__ = ["KINDS", "BenchPart", "CheckPart", "DrillsPart", "by_op", "check_ops", "crashes", "part", "patches"]
+__all__ = ["KINDS", "BenchPart", "CheckPart", "DrillsPart", "Loaded", "PartError", "by_op", "check_ops", "crashes",
+           "load_parts", "part", "patches"]
+
+
+class PartError(Exception):
+    """A part of a patch's folder that cannot be read: its module raised while it loaded, or it
+    defines no ``PART`` of its kind's record. ``patch``: the patch's name; ``kind``: the part."""
+
+    def __init__(self, patch: str, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.patch, self.kind = patch, kind
+
 
 def _require(record: object, field: str, valid: bool, wanted: str) -> None:
     if not valid:
@@ -120,9 +136,9 @@ def patches() -> tuple[Patch, ...]:
 
 def part(patch: Patch, kind: str) -> Any:
     """The ``PART`` of the ``kind`` part (a key of :data:`KINDS`) of ``patch``'s folder, or None
-    if the folder has no such file. Raises ``TypeError`` if the file's ``PART`` is missing or
-    not a :data:`KINDS` record (a misspelt name would otherwise turn the part off silently),
-    ``KeyError`` for an unknown ``kind``."""
+    if the folder has no such file. Raises :class:`PartError` if the file raises while it loads,
+    or its ``PART`` is missing or not a :data:`KINDS` record (a misspelt name would otherwise turn
+    the part off silently); ``KeyError`` for an unknown ``kind``."""
     record_type = KINDS[kind]
     qualified = f"{patch.package or f'inductor_fix.patches.{patch.module}'}.{kind}"
     try:
@@ -131,25 +147,57 @@ def part(patch: Patch, kind: str) -> Any:
         return None
     if found is None:
         return None
-    module = importlib.import_module(qualified)
+    try:
+        module = importlib.import_module(qualified)
+    except Exception as error:  # a broken part: its reader names it and goes on without it
+        raise PartError(patch.name, kind, f"{qualified} failed to load: {type(error).__name__}: {error}") from error
     record = getattr(module, "PART", None)
     if not isinstance(record, record_type):
         names = sorted(n for n in vars(module) if n.isupper())
-        raise TypeError(f"{qualified} must define PART, a {record_type.__name__}; it defines "
-                        f"{', '.join(names) or 'no upper-case name'}")
+        raise PartError(patch.name, kind, f"{qualified} must define PART, a {record_type.__name__}; it defines "
+                                          f"{', '.join(names) or 'no upper-case name'}")
     return record
+
+
+class Loaded(NamedTuple):
+    """The ``kind`` parts of the table's patches: ``parts``, patch name -> its record, in table
+    order (a patch without the file has none); ``broken``, patch name -> why its part could not
+    be read (:class:`PartError`'s message)."""
+
+    parts: dict[str, Any]
+    broken: dict[str, str]
+
+
+def load_parts(kind: str) -> Loaded:
+    """Every patch's ``kind`` part, read now (a part that fails is named in ``broken``, the
+    others are kept)."""
+    found: dict[str, Any] = {}
+    broken: dict[str, str] = {}
+    for patch in patches():
+        try:
+            record = part(patch, kind)
+        except PartError as error:
+            broken[patch.name] = str(error)
+            continue
+        if record is not None:
+            found[patch.name] = record
+    return Loaded(found, broken)
 
 
 def check_ops(patch: Patch) -> dict[str, str]:
     """``inductor-fix check`` ops whose stock compile shows ``patch``'s bug -> the stock releases
-    where it crashes, as a specifier ("": the patch's ``affected``); from its ``check`` part."""
+    where it crashes, as a specifier ("": the patch's ``affected``); from its ``check`` part
+    (:class:`PartError` if it cannot be read)."""
     check = part(patch, "check")
     return {w.op: w.crashes for w in check.workloads} if check is not None else {}
 
 
 def by_op(op: str) -> Patch | None:
-    """The patch of the table whose ``check`` part declares op ``op``, if any."""
-    return next((patch for patch in patches() if op in check_ops(patch)), None)
+    """The patch of the table whose ``check`` part declares op ``op``, if any (a part that cannot
+    be read declares none)."""
+    checks = load_parts("check").parts
+    return next((patch for patch in patches() if patch.name in checks
+                 and any(w.op == op for w in checks[patch.name].workloads)), None)
 
 
 def crashes(op: str, torch_version: str) -> bool:

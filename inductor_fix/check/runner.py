@@ -38,9 +38,9 @@ from .._versions import please_report
 from .case import RESULT_MARKER, ignore_cpu_backend_warning
 from .child import Stopped, private_directory, run_child, stop_all, sweep
 from .parts import crashes
-from .table import default_ops, harness_notes, label_of, orders_of, steps_of, unavailable
+from .table import broken_parts, default_ops, harness_notes, label_of, orders_of, steps_of, unavailable
 
-__all__ = ["EXIT_STATUS", "Case", "run_check", "verdict"]
+__all__ = ["EXIT_STATUS", "Case", "harness_note", "run_check", "verdict"]
 
 #: Exit status -> meaning, as ``--help`` and README say it.
 EXIT_STATUS = {
@@ -53,14 +53,19 @@ PROSE = 80
 
 MODES = ("stock", "patched")
 
-#: Each patch's own seams add a sentence between these two (its HARNESS_NOTE).
-HARNESS_NOTE = " ".join((
-    "CPU-only machine: Triton-on-CPU harness. Inductor's real template codegen, codegen cache and "
-    "benchmark-request code run; kernel launches are replaced by an arity oracle that raises the "
-    "TypeError a real launcher would (python -m pydoc inductor_fix.check.harness lists the seams it replaces).",
-    *harness_notes(),
-    "It shows whether arguments fit kernels, not whether outputs are right.",
-))
+
+
+def harness_note() -> str:
+    """What ``check`` says of the CPU harness; each patch's own seams add a sentence between the
+    first and the last (its part's ``harness_note``). Read when check runs: importing this module
+    reads no part."""
+    return " ".join((
+        "CPU-only machine: Triton-on-CPU harness. Inductor's real template codegen, codegen cache and "
+        "benchmark-request code run; kernel launches are replaced by an arity oracle that raises the "
+        "TypeError a real launcher would (python -m pydoc inductor_fix.check.harness lists the seams it replaces).",
+        *harness_notes(),
+        "It shows whether arguments fit kernels, not whether outputs are right.",
+    ))
 
 
 @dataclasses.dataclass
@@ -255,8 +260,18 @@ def run_check(
             signal.signal(signum, handler)
 
 
-def _run_check(ops: Sequence[str], device: str, jobs: int | None, timeout: float, json_path: str | None) -> int:
-    print(f"inductor_fix check: loading torch ({', '.join(ops)}) ...", flush=True)
+def _run_check(ops: Sequence[str] | None, device: str, jobs: int | None, timeout: float,
+               json_path: str | None) -> int:
+    # The parts, read now: one that cannot be read is named, and its ops are not run.
+    broken = broken_parts()
+    chosen = list(default_ops() if ops is None else ops)
+    not_loaded = [_wrapped(f"skipped {name}: its check part cannot be read, so its ops cannot run ({reason})")
+                  for name, reason in broken.items()]
+    if not chosen:
+        print("\n".join(not_loaded))
+        print("inductor_fix check: no op can run (above)", file=sys.stderr)
+        return 2
+    print(f"inductor_fix check: loading torch ({', '.join(chosen)}) ...", flush=True)
     sweep()  # what a check killed outright (SIGKILL) left in the temporary directory
     ignore_cpu_backend_warning()
     try:
@@ -290,10 +305,11 @@ def _run_check(ops: Sequence[str], device: str, jobs: int | None, timeout: float
         print(_wrapped(f"INDUCTOR_FIX_DISABLE={os.environ['INDUCTOR_FIX_DISABLE']} is set here: check sets it "
                        "itself in each case (stock: 1; patched: unset), to compare the two."))
     if device == "cpu":
-        print(_wrapped(HARNESS_NOTE))
+        print(_wrapped(harness_note()))
     else:
         print(f"CUDA: {torch.cuda.get_device_name()}; kernels run for real, patched outputs compared with eager.")
-    chosen = list(default_ops() if ops is None else ops)
+    for line in not_loaded:
+        print(line)
     skipped = {op: reason for op in chosen if (reason := unavailable(op, device))}
     for op, reason in skipped.items():
         print(_wrapped(f"skipped {op}: {reason}"))
@@ -341,7 +357,7 @@ def _run_check(ops: Sequence[str], device: str, jobs: int | None, timeout: float
                 "inductor_fix": inductor_fix.__version__, "exit_status": exit_status,
                 "verdict": EXIT_STATUS[exit_status].split(":")[0],
                 "options": {"ops": list(dict.fromkeys(c.op for c in cases)), "jobs": jobs, "timeout": timeout},
-                "skipped": skipped,
+                "skipped": skipped, "parts_not_read": broken,
                 "cases": [dataclasses.asdict(c) for c in cases]}, indent=2))
         except OSError as error:  # it could be written at start: something changed since
             print(f"inductor_fix check: --json {json_path}: cannot write to it: {error.strerror or error}",

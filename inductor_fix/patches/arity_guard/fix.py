@@ -9,7 +9,6 @@ import inspect
 import logging
 import os
 import threading
-from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, NamedTuple
 
@@ -104,7 +103,8 @@ def _drop_stale_entry(template: Any, module_path: str) -> int:
     entries = getattr(getattr(template, "_generated_code_cache", None), "_cache", None)
     if not isinstance(entries, dict):
         return 0
-    code = Path(module_path).read_text()
+    with open(module_path, encoding="utf-8") as source:
+        code = source.read()
     stale = [key for key, entry in entries.items() if getattr(entry, "code", None) == code]
     for key in stale:
         del entries[key]
@@ -174,7 +174,7 @@ def _passed_through(error: BaseException, target: str, how: str = "unchanged") -
 
 
 _NOTE = "inductor_fix: arity-guard passed"
-_PACKAGE = str(Path(__file__).resolve().parents[2]) + os.sep  # inductor_fix/
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))) + os.sep  # inductor_fix/
 
 
 def _exclude(mismatch: ArityMismatch, description: str, store: threading.local, counter: str) -> None:
