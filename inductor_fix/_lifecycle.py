@@ -163,14 +163,17 @@ class Lifecycle:
             chosen = {record.patch.name for record in selected}
             for record in self._records.values():
                 record.on = record.on or record.patch.name in chosen
-                record.disabled = record.patch.name in disabled
+                was_disabled, record.disabled = record.disabled, record.patch.name in disabled
                 if record.disabled and record.state in (State.REMOVED, State.PENDING):
                     record.set(State.DISABLED, f"{DISABLE_VARIABLE}={os.environ.get(DISABLE_VARIABLE)} disables it")
-                elif record.wanted and record.state in (State.REMOVED, State.DISABLED):
+                elif record.wanted and (record.state in (State.REMOVED, State.DISABLED) or was_disabled):
+                    record.decided_for = {}  # only probed while disabled: decided when its module is seen
                     record.set(State.PENDING, _waiting(record.patch, torch_missing))
-            if not any(record.wanted for record in self._records.values()):
+            if not any(record.on for record in self._records.values()):
                 return
-        # Outside the lock: it may wait for another thread's import, whose hook takes the lock.
+        # A disabled patch is hooked too: where its module loads, whether this torch has its crash is
+        # probed, which patches nothing. Outside the lock: it may wait for another thread's import,
+        # whose hook takes the lock.
         self._hook()
         with self._lock:
             if not any(record.on for record in self._records.values()):  # remove() ran meanwhile
@@ -185,6 +188,13 @@ class Lifecycle:
                 if not record.on or module.__name__ not in record.patch.modules:
                     continue
                 if record.disabled:
+                    if record.decided_for.get(module.__name__) != self._owners(record.patch, module):
+                        record.decided_for[module.__name__] = self._owners(record.patch, module)
+                        absent = _crash_absent(record.patch, module)
+                        if absent is not None:  # off, and nothing to be off for: still protected
+                            record.set(State.NOT_NEEDED, f"{DISABLE_VARIABLE}={os.environ.get(DISABLE_VARIABLE)} "
+                                                         f"disables it, and this torch does not have the crash it "
+                                                         f"fixes: {absent}")
                     if not record.said_disabled:  # said here, once torch's logging is set up
                         record.said_disabled = True
                         log.info("inductor_fix: %s %s: %s", record.patch.name, record.state, record.reason)
@@ -257,7 +267,7 @@ class Lifecycle:
                     record.set(State.REMOVED, reason)
                 elif record.state == State.APPLIED:
                     record.set(State.REMOVED, "inductor_fix.remove() restored the originals")
-                elif record.state not in (State.DISABLED, State.REMOVED):  # keep saying why
+                elif record.state not in (State.DISABLED, State.REMOVED) and not record.disabled:  # keep saying why
                     record.set(State.REMOVED, f"inductor_fix.remove(); it had wrapped nothing "
                                f"({record.state}: {record.reason})")
             return self.status()
@@ -353,6 +363,21 @@ class Lifecycle:
         finally:
             if before:
                 self.apply(*before)
+
+
+def _crash_absent(patch: Patch, module: ModuleType) -> str | None:
+    """Why stock ``module`` lacks the crash ``patch`` fixes (its ``lacks_crash`` probe, else its
+    ``decide``: NotNeeded is the reason), or None where it has it or that cannot be told. Patches
+    nothing; never raises."""
+    try:
+        if patch.lacks_crash is not None:
+            return patch.lacks_crash(module)
+        patch.decide(module)
+    except NotNeeded as reason:
+        return str(reason)
+    except Exception:  # cannot tell: the patch stays disabled, the process unprotected
+        return None
+    return None
 
 
 def _waiting(patch: Patch, torch_missing: bool) -> str:

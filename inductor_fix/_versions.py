@@ -63,19 +63,26 @@ def module_version(package: str, filename: str) -> str | None:
 
 
 def triton_required() -> str | None:
-    """The triton release the installed torch declares it needs (``"3.8.0"``: CUDA builds pin
-    one in their metadata), or None (a CPU build, or no torch)."""
-    import re
+    """The triton the installed torch declares it needs, as its requirement says it
+    (``"triton==3.8.0"``, 2.15.0's ``"triton~=3.9.0"``, a nightly's ``"pytorch-triton==..."``):
+    read from torch's own distribution metadata (CUDA builds declare one), its environment
+    marker evaluated here; None where it declares none (a CPU build, another platform, no torch)."""
     from importlib import metadata
+
+    from packaging.requirements import InvalidRequirement, Requirement
 
     try:
         requirements = metadata.requires("torch") or []
     except metadata.PackageNotFoundError:
         return None
-    for requirement in requirements:
-        found = re.match(r"triton\s*==\s*([\w.]+)", requirement)
-        if found:
-            return found.group(1)
+    for text in requirements:
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if requirement.name in ("triton", "pytorch-triton") and (
+                requirement.marker is None or requirement.marker.evaluate({"extra": ""})):
+            return f"{requirement.name}{requirement.specifier}"
     return None
 
 

@@ -312,6 +312,51 @@ class TestOtherWrappers(TestCase):
         self.assertIs(_slot(owner, name), self.originals[0])
 
 
+class TestDisabledWithoutItsCrash(TestCase):
+    """A patch that ``INDUCTOR_FIX_DISABLE`` turns off where this torch lacks its crash leaves the
+    process protected (``not-needed``), whether ``decide`` says so or the patch's own probe
+    (``lacks_crash``); where the crash is there, or cannot be told, it is ``disabled`` and the
+    process unprotected. Toy patches of a module of their own: nothing real is wrapped."""
+
+    def test_protected_exactly_where_the_crash_is_absent(self) -> None:
+        from inductor_fix._activity import Activity
+        from inductor_fix._lifecycle import Lifecycle
+        from inductor_fix.patches import NotNeeded, Patch, Unsupported
+
+        module = types.ModuleType("inductor_fix_toy_module")
+        module.Slot = type("Slot", (), {"call": lambda self: "stock"})
+
+        def not_needed(module: types.ModuleType) -> None:
+            raise NotNeeded("the toy's crash is not in this module")
+
+        def cannot_tell(module: types.ModuleType) -> None:
+            raise Unsupported("the toy cannot tell")
+
+        toys = {  # name -> (decide, lacks_crash, state when disabled)
+            "toy-decides-absent": (not_needed, None, State.NOT_NEEDED),
+            "toy-probes-absent": (lambda module: None, lambda module: "probed: absent", State.NOT_NEEDED),
+            "toy-probes-present": (not_needed, lambda module: None, State.DISABLED),
+            "toy-present": (lambda module: None, None, State.DISABLED),
+            "toy-cannot-tell": (cannot_tell, None, State.DISABLED),
+        }
+        for name, (decide, lacks_crash, state) in toys.items():
+            toy = Patch(name=name, targets={f"{module.__name__}:Slot.call": lambda original, context: original},
+                        decide=decide, effect="", upstream="", affected=">=0", delete_when="", diffs=("toy",),
+                        activity=Activity(name), lacks_crash=lacks_crash)
+            lifecycle = Lifecycle((toy,))
+            with mock.patch.dict(sys.modules, {module.__name__: module}), \
+                    mock.patch.dict("os.environ", {"INDUCTOR_FIX_DISABLE": name}):
+                status = lifecycle.apply()
+                lifecycle.remove()
+            with self.subTest(toy=name):
+                self.assertEqual(status.patch(name).state, state)
+                self.assertEqual(status.protected, state == State.NOT_NEEDED)
+                self.assertEqual(module.Slot().call(), "stock")
+                if state == State.NOT_NEEDED:
+                    self.assertRegex(status.patch(name).reason, r"INDUCTOR_FIX_DISABLE=.* disables it, and this "
+                                                                r"torch does not have the crash it fixes: ")
+
+
 class TestGating(TestCase):
     """Each way the package decides not to patch, asserted with its reason."""
 
@@ -339,8 +384,14 @@ class TestGating(TestCase):
             inductor_fix.remove()
             with mock.patch.dict("os.environ", {"INDUCTOR_FIX_DISABLE": f" {disabled.name} "}):
                 status = inductor_fix.apply()
+            # Off where this torch has its crash: unprotected; where it has not, not needed (protected).
+            crash = disabled.is_affected(torch.__version__)
             self.assertEqual({p.name: p.state for p in status.patches},
-                             {p.name: State.DISABLED if p is disabled else State.APPLIED for p in PATCHES})
+                             {p.name: (State.DISABLED if crash else State.NOT_NEEDED) if p is disabled
+                              else State.APPLIED for p in PATCHES})
+            if not crash:
+                self.assertIs(status.protected, True)
+                continue
             self.assertEqual((status.state, status.protected), (State.DISABLED, False))
             self.assertIn(f"{disabled.name} disabled", status.reason)
             for target in TARGETS:

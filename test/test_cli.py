@@ -163,6 +163,19 @@ class TestCheckCommand(TestCase):
         self.assertEqual(" ".join(line.strip() for line in note.splitlines()), error.strip())  # nothing lost
 
     @needs_a_check_op
+    def test_verdict_has_one_blank_line_between_its_parts(self) -> None:
+        """Table, notes and summary apart by one blank line each; with no note, the table and the
+        summary (a new user on 2.15.0 saw two before ``stock:``, where no case crashed)."""
+        ok = [Case(*FIRST_CASE, mode, "cpu", ok=True) for mode in ("stock", "patched")]
+        crashed = [Case(*FIRST_CASE, "stock", "cpu", error="TypeError: x", affected=True),
+                   Case(*FIRST_CASE, "patched", "cpu", ok=True)]
+        for cases, parts in ((ok, 2), (crashed, 3)):
+            text, _ = verdict(cases)
+            self.assertNotIn("\n\n\n", text)
+            self.assertEqual(len(text.split("\n\n")), parts, text)
+            self.assertTrue(text.split("\n\n")[-1].startswith("stock: "), text)
+
+    @needs_a_check_op
     def test_verdict_separates_cases_without_result(self) -> None:
         cases = [
             Case(*FIRST_CASE, "stock", "cpu", failure="timed out after 1 s"),

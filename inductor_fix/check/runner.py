@@ -110,16 +110,23 @@ class Case:
 #: median of ``cases[].seconds`` in ``check --jobs 1 --json FILE`` (22 cases, 21.3 s; 481 s in all)
 #: on a 2-CPU machine, torch 2.14.1; the progress lines then use the pace measured on the machine.
 CPU_CASE_SECONDS = 21
+
+
 def triton_hint() -> str:
     """What check says to a machine without triton (README's install section says the same): the
-    release this torch's metadata pins, where it pins one (CUDA builds), else which to look for."""
+    triton this torch's metadata declares, where it declares one (CUDA builds), else which to look for."""
+    import re
+
     from .._versions import triton_required, torch_version
 
-    pinned = triton_required()
-    if pinned is not None:
-        return f"python -m pip install triton=={pinned} (the release torch {torch_version()} requires)"
+    declared = triton_required()
+    if declared is not None:
+        quoted = f'"{declared}"' if re.search(r"[<>~!*, ]", declared) else declared  # a shell's words
+        return f"python -m pip install {quoted} (what torch {torch_version()} declares it requires)"
     return (f"python -m pip install triton (the release the CUDA build of torch {torch_version()} requires, if "
             "the newest does not fit it: pip show torch on a CUDA machine names it)")
+
+
 SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
@@ -389,9 +396,9 @@ def verdict(cases: list[Case]) -> tuple[str, int]:
     states = ", ".join(sorted({c.state for c in patched if c.state})) or "unknown"
     table, notes = _table(cases)
     lines = [table, ""]
-    lines += [_wrapped(note, f"[{number}] ") for number, note in enumerate(notes, 1)]
+    if notes:  # one blank line between the table, its notes and the summary
+        lines += [_wrapped(note, f"[{number}] ") for number, note in enumerate(notes, 1)] + [""]
     lines += [
-        "",
         f"stock:   crashed in {sum(bool(c.error) for c in stock)}/{len(stock)} cases "
         f"({sum(c.affected for c in stock)} expected to on this torch"
         + (f"; {sum(bool(c.failure) for c in stock)} gave no result)" if any(c.failure for c in stock) else ")"),

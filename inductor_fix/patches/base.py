@@ -112,6 +112,12 @@ class Patch(NamedTuple):
     #: The Python package of its folder (its parts are found there); default
     #: ``inductor_fix.patches.<module>``.
     package: str = ""
+    #: ``lacks_crash(module)``: why stock ``module`` lacks the crash this patch fixes (one line), or
+    #: None where it has it; raises Unsupported where it cannot tell. Asked of a patch that
+    #: ``INDUCTOR_FIX_DISABLE`` turns off: where the crash is absent, it is ``not-needed`` (the process
+    #: stays protected) rather than ``disabled``. None: ``decide`` tells (NotNeeded is the reason),
+    #: which fits a patch whose ``decide`` raises NotNeeded exactly where its crash is absent.
+    lacks_crash: Callable[[ModuleType], str | None] | None = None
 
     @property
     def module(self) -> str:

@@ -47,6 +47,7 @@ PATCH = Patch(
     targets=fix.targets(),
     decide=fix.decide,
     verify=fix.verify,
+    lacks_crash=fix.lacks_crash,
     effect="codegen-cache keys now include the input aliasing pattern (pytorch/pytorch#188069); a later "
            "pattern's choices share their family's autotuning",
     upstream="pytorch/pytorch#188069, fixed by PR #188268",

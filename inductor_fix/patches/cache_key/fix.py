@@ -17,8 +17,8 @@ from ..base import (MODULE, NotNeeded, Unsupported, aliasing_pattern, require_co
 from .activity import ACTIVITY
 
 __all__ = ["FamilyFailed", "ProbeError", "aliasing_aware_make_key", "aliasing_pattern", "decide",
-           "family_recording_generate", "keys_separate_aliasing", "own_kernel_hash_key", "shared_hash_key",
-           "targets", "verify"]
+           "family_recording_generate", "keys_separate_aliasing", "lacks_crash", "own_kernel_hash_key",
+           "shared_hash_key", "targets", "verify"]
 
 
 #: (id of a GeneratedCodeCache, hash of a stock key) -> each aliasing pattern keyed with it,
@@ -345,6 +345,20 @@ def _clear_with_inductors_caches() -> None:
 def verify(module: ModuleType) -> None:
     if not _separates_aliasing(module, module.GeneratedCodeCache.__dict__["make_key"], "patched "):
         raise Unsupported("the patched make_key still gives (x, x) and (x, y) the same key")
+
+
+def lacks_crash(module: ModuleType) -> str | None:
+    """Why this torch's stock Triton codegen cache cannot replay one aliasing pattern's code for
+    another (the crash this patch fixes), or None where it can: it has no such cache (up to 2.7),
+    or its ``make_key`` keys the aliasing pattern (2.15.0, PR #188268). Probes the module's
+    ``make_key`` as it is (stock, where the patch is off); Unsupported where it cannot tell."""
+    try:
+        require_codegen_cache(module)
+    except NotNeeded as reason:
+        return str(reason)
+    if _separates_aliasing(module, require_parameters(module, TARGET, ("input_nodes",))):
+        return "make_key already keys the aliasing pattern (upstream fix, pytorch/pytorch#188268)"
+    return None
 
 
 def _generate(original: Any, context: int) -> Any:
