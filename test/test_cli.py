@@ -176,6 +176,20 @@ class TestCheckCommand(TestCase):
             self.assertTrue(text.split("\n\n")[-1].startswith("stock: "), text)
 
     @needs_a_check_op
+    def test_a_stock_error_that_is_not_the_crash_is_told_apart(self) -> None:
+        """A stock case's error is its op's patch's stock crash (``Patch.crash``, the table's; on a
+        CPU, the harness's launch too) or another failure, which check does not count as the crash."""
+        launch = "TypeError: triton_tem_fused_0() launch: missing a required argument: 'arg_B'"  # the harness's
+        other = "RuntimeError: nvcc not found"
+        for error, outcome in ((launch, "crashed (expected)"), (other, "failed (not the crash)")):
+            stock = Case(*FIRST_CASE, "stock", "cpu", error=error, affected=True)
+            self.assertEqual(stock.outcome(), outcome, error)
+            text, _ = verdict([stock, Case(*FIRST_CASE, "patched", "cpu", ok=True)])
+            crashed = outcome.startswith("crashed")
+            self.assertIn(f"stock:   crashed in {int(crashed)}/1 cases", text)
+            self.assertEqual("1 failed otherwise" in text, not crashed, text)
+
+    @needs_a_check_op
     def test_verdict_separates_cases_without_result(self) -> None:
         cases = [
             Case(*FIRST_CASE, "stock", "cpu", failure="timed out after 1 s"),

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ..patches.base import Patch
 
 __all__ = ["KINDS", "BenchPart", "CheckPart", "DrillsPart", "Loaded", "PartError", "by_op", "check_ops", "crashes",
-           "load_parts", "part", "patches"]
+           "killed_by", "load_parts", "part", "patches"]
 
 
 class PartError(Exception):
@@ -190,6 +190,14 @@ def check_ops(patch: Patch) -> dict[str, str]:
     (:class:`PartError` if it cannot be read)."""
     check = part(patch, "check")
     return {w.op: w.crashes for w in check.workloads} if check is not None else {}
+
+
+def killed_by(signal: str) -> str:
+    """How ``check`` says a case process a signal ended (``"killed by SIGSEGV"``): the patch
+    record's words, which a patch's ``Crash.signals`` match."""
+    from ..patches.base import killed_by as words
+
+    return words(signal)
 
 
 def by_op(op: str) -> Patch | None:

@@ -25,6 +25,7 @@ import dataclasses
 import importlib.util
 import json
 import os
+import re
 import signal
 import sys
 import textwrap
@@ -37,7 +38,8 @@ from .._files import unwritable, write_whole
 from .._versions import please_report
 from .case import RESULT_MARKER, ignore_cpu_backend_warning
 from .child import Stopped, private_directory, run_child, stop_all, sweep
-from .parts import crashes
+from .harness import ORACLE_ERROR
+from .parts import by_op, crashes
 from .table import broken_parts, default_ops, harness_notes, label_of, orders_of, steps_of, unavailable
 
 __all__ = ["EXIT_STATUS", "Case", "harness_note", "run_check", "verdict"]
@@ -89,14 +91,27 @@ class Case:
     affected: bool = False
 
     def outcome(self) -> str:
-        """One short phrase: ``ok``, ``crashed (expected)``, ``CRASHED``, ``timed out`` ..."""
+        """One short phrase: ``ok``, ``crashed (expected)``, ``CRASHED``, ``timed out`` ...; a stock
+        case that failed otherwise than its patch's crash: ``failed (not the crash)``."""
         if self.failure:
             return self.failure
         if self.ok:
             return "ok"
         if self.mode == "stock":
+            if not self.is_the_crash():
+                return "failed (not the crash)"
             return "crashed (expected)" if self.affected else "crashed (not expected on this torch)"
         return "CRASHED"
+
+    def is_the_crash(self) -> bool:
+        """Whether the case's error is the stock crash of its op's patch (``Patch.crash``, the
+        patch table's; on a CPU also the harness's launch of the wrong arity, raised in the
+        launcher's place)."""
+        patch = by_op(self.op)
+        if patch is None or not self.error:
+            return False
+        harness = self.device == "cpu" and re.search(ORACLE_ERROR, self.error) is not None
+        return patch.crash.matches(self.error) or harness
 
     def details(self) -> str:
         """What an ok case measured: max relative error and what the fix did, short."""
@@ -399,8 +414,10 @@ def verdict(cases: list[Case]) -> tuple[str, int]:
     if notes:  # one blank line between the table, its notes and the summary
         lines += [_wrapped(note, f"[{number}] ") for number, note in enumerate(notes, 1)] + [""]
     lines += [
-        f"stock:   crashed in {sum(bool(c.error) for c in stock)}/{len(stock)} cases "
+        f"stock:   crashed in {sum(c.is_the_crash() for c in stock)}/{len(stock)} cases "
         f"({sum(c.affected for c in stock)} expected to on this torch"
+        + (f"; {len(other)} failed otherwise" if (other := [c for c in stock if c.error and not c.is_the_crash()])
+           else "")
         + (f"; {sum(bool(c.failure) for c in stock)} gave no result)" if any(c.failure for c in stock) else ")"),
         f"patched: ok in {sum(c.ok for c in patched)}/{len(patched)} cases (inductor_fix state: {states})",
     ]

@@ -22,7 +22,7 @@ import importlib
 
 from .base import MODULE, NotNeeded, Patch, Unsupported
 
-__all__ = ["MODULE", "PATCHES", "NotNeeded", "Patch", "Unsupported", "by_name", "targets"]
+__all__ = ["MODULE", "PATCHES", "NotNeeded", "Patch", "Unsupported", "by_crash", "by_name", "targets"]
 
 #: The folders of the patches, in table order.
 FOLDERS: tuple[str, ...] = (
@@ -48,3 +48,8 @@ def by_name(name: str) -> Patch:
             return patch
     raise KeyError(name)
 
+
+def by_crash(text: str | None) -> Patch | None:
+    """The first patch of the table whose stock crash (``Patch.crash``) ``text`` is: an error as
+    ``Type: message``, or how a process ended (``killed by SIGSEGV``); None for any other."""
+    return next((patch for patch in PATCHES if patch.crash.matches(text)), None)

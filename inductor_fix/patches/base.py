@@ -30,11 +30,13 @@ from types import CodeType, ModuleType
 from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from .._activity import Activity, Kind
-from .._launch import GRID_VALUES
+from .._launch import GRID_VALUES, LAUNCHER_ERRORS
 from .._versions import release_of
 
 __all__ = [
     "CODEGEN_CACHE_ADDED",
+    "Crash",
+    "LAUNCHER_ERRORS",
     "aliasing_pattern",
     "FINGERPRINTS_FILE",
     "GRID_VALUES",
@@ -48,6 +50,7 @@ __all__ = [
     "in_releases",
     "qualified_name",
     "kernel_parameters",
+    "killed_by",
     "recorded_fingerprints",
     "require_class",
     "require_codegen_cache",
@@ -72,6 +75,35 @@ class NotNeeded(Exception):
 
 class Unsupported(Exception):
     """This torch's internals are not what the patch recognises."""
+
+
+def killed_by(signal: str) -> str:
+    """How a process a signal ended is said (``"killed by SIGSEGV"``): ``check``'s words for such a
+    case, which a :class:`Crash`'s ``signals`` match."""
+    return f"killed by {signal}"
+
+
+class Crash(NamedTuple):
+    """What a patch's stock crash looks like, so that ``report``, ``check`` and the tests know it
+    for the kind the patch fixes: ``errors``, regular expressions searched in an error as ``Type:
+    message`` (a traceback's last line, a job report's ``exit_error``); ``signals``, where the
+    crash is in native code (a kernel called through ctypes with a pointer too many), the names of
+    the signals that end the process (``"SIGSEGV"``), as :func:`killed_by` says them."""
+
+    errors: tuple[str, ...] = ()
+    signals: tuple[str, ...] = ()
+
+    @property
+    def pattern(self) -> str:
+        """One regular expression of every form (one that matches nothing where there is none)."""
+        forms = [*self.errors, *(rf"{killed_by(signal)}\b" for signal in self.signals)]
+        return "|".join(f"(?:{form})" for form in forms) or r"(?!)"
+
+    def matches(self, text: str | None) -> bool:
+        """Whether ``text`` (an error, or how a process ended) is one of the forms."""
+        import re
+
+        return bool(text) and re.search(self.pattern, text) is not None
 
 
 #: ``factory(original, context)`` returns the wrapper installed in place of ``original``
@@ -112,6 +144,9 @@ class Patch(NamedTuple):
     #: The Python package of its folder (its parts are found there); default
     #: ``inductor_fix.patches.<module>``.
     package: str = ""
+    #: What its stock crash looks like (:class:`Crash`): ``report`` says a process that died so died
+    #: of the crash this patch fixes; ``check`` tells it from another error.
+    crash: Crash = Crash()
     #: ``lacks_crash(module)``: why stock ``module`` lacks the crash this patch fixes (one line), or
     #: None where it has it; raises Unsupported where it cannot tell. Asked of a patch that
     #: ``INDUCTOR_FIX_DISABLE`` turns off: where the crash is absent, it is ``not-needed`` (the process

@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import inductor_fix
+import torch
 from inductor_fix import State
 from inductor_fix.check.child import ChildResult
 from inductor_fix.check.runner import Case, _run_case_process, verdict
@@ -202,6 +203,45 @@ class TestCrashInNativeCode(TestCase):
         self.assertEqual(patched.outcome(), "CRASHED")
         text, status = verdict([stock, patched])
         self.assertEqual(status, 1, text)
+
+
+class TestStockCrashKnown(TestCase):
+    """What CUTLASS's stock crash looks like is this patch's (``PATCH.crash``): ``report`` says a
+    process that died of it died of the crash the package fixes, ``check`` counts a case so
+    ended as the crash, and the GPU test's negative control reads the same pattern."""
+
+    SEEN = ("RuntimeError: Error in function: cutlass_5f3b1c2a",  # the other order on the H200
+            "the case process crashed: process failed (killed by SIGSEGV): Fatal Python error: Segmentation fault")
+
+    def test_the_forms_seen_on_the_h200_are_the_patchs(self) -> None:
+        from inductor_fix.patches import by_crash
+
+        for text in self.SEEN:
+            self.assertIs(by_crash(text), PATCH, text)
+        self.assertIsNone(by_crash("RuntimeError: nvcc not found"))  # control: another error
+
+    def test_the_report_names_it(self) -> None:
+        from inductor_fix.patches import PATCHES
+        from inductor_fix.report import summarize
+
+        def died(error: str, state: str) -> dict:
+            return {"format": 1, "pid": 7, "benchmarks": 0, "torch": torch.__version__,
+                    "exit_error": {"error": f"BackendCompilerFailed: backend='inductor' raised: {error}",
+                                   "in_compile": True, "raised_in": "torch/_inductor/codecache.py:1"},
+                    "patches": [{"name": p.name, "state": state if p is PATCH else "applied"} for p in PATCHES]}
+
+        advice = summarize([died(self.SEEN[0], "disabled")])["advice"]
+        self.assertIn(f"that is the crash inductor_fix fixes ({PATCH.name}", advice)
+        self.assertIn("please report it", summarize([died(self.SEEN[0], "applied")])["advice"])
+        other = summarize([died("RuntimeError: nvcc not found", "disabled")])["advice"]  # the negative control
+        self.assertNotIn("the crash inductor_fix fixes", other)
+        self.assertIn("fix that error", other)
+
+    def test_check_counts_it(self) -> None:
+        for error, outcome in ((self.SEEN[0], "crashed (expected)"), (self.SEEN[1], "crashed (expected)"),
+                               ("RuntimeError: nvcc not found", "failed (not the crash)")):
+            case = Case("cutlass_mm", "alias-first", "stock", "cuda", error=error, affected=True)
+            self.assertEqual(case.outcome(), outcome, error)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ the oldest supported torch is 2.15.0 (and, for the shared autotuning, one that h
 
 from __future__ import annotations
 
-from ..base import Patch
+from ..base import LAUNCHER_ERRORS, Crash, Patch
 from . import fix
 from .activity import ACTIVITY
 
@@ -57,4 +57,6 @@ PATCH = Patch(
     diffs=("0001-inductor-key-template-codegen-cache-by-input-aliasing.patch",
            "0005-inductor-share-autotuning-between-template-choices-that-differ-only-by-aliasing.patch"),
     activity=ACTIVITY,
+    # The replayed kernel's launch, one argument too many or too few.
+    crash=Crash(errors=LAUNCHER_ERRORS),
 )

@@ -34,7 +34,7 @@ yet, 2.15.0 included).
 
 from __future__ import annotations
 
-from ..base import Patch
+from ..base import Crash, Patch
 from . import fix
 from .activity import ACTIVITY
 
@@ -52,4 +52,9 @@ PATCH = Patch(
     delete_when="the oldest supported torch keys the CUTLASS code cache by input aliasing (none does yet)",
     diffs=("0006-inductor-key-the-cutlass-template-code-cache-by-input-aliasing.patch",),
     activity=ACTIVITY,
+    # The replayed C++ kernel called through ctypes with a pointer too many: a segmentation fault
+    # (H200, 2.11.0), CUTLASS's own error in the other order, an illegal access; in a subprocess
+    # benchmark no CUTLASS choice survives.
+    crash=Crash(errors=(r"RuntimeError: Error in function: cutlass_", r"illegal memory access",
+                        r"NoValidChoicesError"), signals=("SIGSEGV", "SIGBUS")),
 )
