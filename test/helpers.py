@@ -86,6 +86,18 @@ class Node:
     def __repr__(self) -> str:
         return f"Node({self.name!r})"
 
+def lowering(target: Any) -> Any:
+    """A context in which Inductor lowers an op of ``target`` (``torch.ops.aten.mm.default``): its
+    graph handler's ``current_node`` is such a node, as ``GraphLowering.run_node`` sets it; for a
+    patch's wrapper called outside a compile, where its activity names the op it acts in."""
+    import types
+
+    from torch._inductor.virtualized import V
+
+    node = torch.fx.Graph().call_function(target, ())
+    return V.set_graph_handler(types.SimpleNamespace(current_node=node))
+
+
 def affected(op: str) -> bool:
     """Whether stock compiles of ``inductor-fix check`` op ``op`` crash on this torch: the
     affected range of the patch that lists ``op`` (False if no patch does)."""

@@ -41,8 +41,13 @@ def _note_pattern(template: Any, key: str, pattern: tuple[int, ...], patched: st
     held = [other for other, other_key in seen.items() if other_key in cache]
     seen[pattern] = patched
     if held:
-        ACTIVITY.add("collisions_prevented", template=str(getattr(template, "name", "?")),
-                     patterns=[list(held[0]), list(pattern)])
+        ACTIVITY.add("collisions_prevented", template=_template_name(template), patterns=[list(held[0]), list(pattern)])
+
+
+def _template_name(template: Any) -> str:
+    """The CUTLASS template's class (``CUTLASS3xGemmTemplate``): its ``name`` is the placeholder its
+    code is rendered with (``Placeholder.KERNEL_NAME``), which says nothing."""
+    return type(template).__name__
 
 
 def aliasing_aware_make_key(make_key: Callable[..., Any]) -> Callable[..., Any]:
@@ -110,8 +115,8 @@ def kernel_inputs_benchmark_request(generate: Callable[..., Any]) -> Callable[..
             if len(unique) < len(metas):
                 bmreq.input_tensor_meta = unique
                 if _autotune_in_subprocess():  # in process, stock passes one tensor per buffer already
-                    ACTIVITY.add("subprocess_inputs_deduplicated", kernel=str(bmreq.kernel_name),
-                                 slots=len(metas), buffers=len(unique))
+                    ACTIVITY.add("subprocess_inputs_deduplicated", template=_template_name(self),
+                                 kernel=str(bmreq.kernel_name), slots=len(metas), buffers=len(unique))
         return caller
 
     return generate_with_kernel_inputs
