@@ -17,24 +17,26 @@ Nothing here raises for its own reasons: torch turns an exception in an entry po
 failed ``import torch``.
 """
 
+from __future__ import annotations
+
 import sys
 
 try:
     import _inductor_fix_startup as _startup
 except Exception as _error:  # ImportError: an editable install made before the module existed
-    _startup = None
+    _startup = None  # type: ignore[assignment]  # and every use checks
     _missing = _error
 
 __all__ = ["activate", "cli", "start"]
 
 
-def _import_package():
+def _import_package() -> None:
     import inductor_fix  # it patches Inductor as it imports
 
     inductor_fix._load_api()  # in the inductor-fix program's own process, where the import left it to the command
 
 
-def start(route):
+def start(route: str) -> None:
     """Start the package in this process by ``route`` (``"autoload"``, ``"run"``):
     :func:`_inductor_fix_startup.start` with the importer of the package. Never raises."""
     if _startup is None:
@@ -47,12 +49,12 @@ def start(route):
     _startup.start(route, _import_package)
 
 
-def activate():
+def activate() -> None:
     """torch's entry point: :func:`start` by ``"autoload"``. Never raises."""
     start("autoload")
 
 
-def cli():
+def cli() -> int:
     """The ``inductor-fix`` console script: ``inductor_fix.cli.main()``, its exit status. Here,
     beside the package, so that a package that cannot be imported is one line on stderr naming
     the cure (exit 1), not a traceback. An editable install's stand-in of this module

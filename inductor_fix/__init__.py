@@ -53,3 +53,9 @@ def _load_api() -> None:
 
 if not _inductor_fix_startup.command_line:
     _load_api()
+
+TYPE_CHECKING = False  # typing's, without importing typing: `inductor-fix run` pays for every import
+if TYPE_CHECKING:  # what _load_api puts here, as type checkers see it
+    from ._api import *  # noqa: F403
+    from ._api import __all__ as __all__
+del TYPE_CHECKING

@@ -110,7 +110,8 @@ def start_entry_points(python: str | None = None,
 
 def advice(entry: EntryPoint) -> str:
     """What to do about an entry point that does not load, in one paragraph."""
-    checkout = entry.source[len("file://"):] if (entry.source or "").startswith("file://") else None
+    source = entry.source or ""
+    checkout = source[len("file://"):] if source.startswith("file://") else None
     if entry.editable and checkout:
         why = (f"an editable install from {checkout}, which is at a commit without that module" if
                os.path.isdir(checkout) else f"an editable install from {checkout}, which is gone or moved")

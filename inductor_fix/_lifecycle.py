@@ -28,7 +28,7 @@ from ._version import __version__
 from ._versions import triton_version
 from ._warnings import warn_once
 from .patches import PATCHES, NotNeeded, Patch, Unsupported
-from .patches.base import qualified_name, split_target, target_module
+from .patches.base import Factory, qualified_name, split_target, target_module
 from .status import PatchStatus, State, Status
 
 __all__ = ["DISABLE_VARIABLE", "LIFECYCLE", "Lifecycle", "Record", "disabled_patches"]
@@ -191,10 +191,12 @@ class Lifecycle:
                     if record.decided_for.get(module.__name__) != self._owners(record.patch, module):
                         record.decided_for[module.__name__] = self._owners(record.patch, module)
                         absent = _crash_absent(record.patch, module)
-                        if absent is not None:  # off, and nothing to be off for: still protected
-                            record.set(State.NOT_NEEDED, f"{DISABLE_VARIABLE}={os.environ.get(DISABLE_VARIABLE)} "
-                                                         f"disables it, and this torch does not have the crash it "
-                                                         f"fixes: {absent}")
+                        off = f"{DISABLE_VARIABLE}={os.environ.get(DISABLE_VARIABLE)} disables it"
+                        if absent is None:
+                            record.set(State.DISABLED, off)
+                        else:  # off, and nothing to be off for: still protected
+                            record.set(State.NOT_NEEDED, f"{off}, and this torch does not have the crash it fixes: "
+                                                         f"{absent}")
                     if not record.said_disabled:  # said here, once torch's logging is set up
                         record.said_disabled = True
                         log.info("inductor_fix: %s %s: %s", record.patch.name, record.state, record.reason)
@@ -215,17 +217,20 @@ class Lifecycle:
             patch.check_fingerprints(module, _torch_version() or "")
             for target, factory in patch.targets_in(module.__name__).items():
                 owner_name, attribute = split_target(target)
-                self._registry.wrap(getattr(module, owner_name), attribute, lambda o, f=factory: f(o, context),
-                                    patch.name)
+
+                def wrapper(original: Any, factory: Factory = factory) -> Any:
+                    return factory(original, context)
+
+                self._registry.wrap(getattr(module, owner_name), attribute, wrapper, patch.name)
             if patch.verify is not None:
                 patch.verify(module)
         except NotNeeded as reason:
             return State.NOT_NEEDED, str(reason)
         except Exception as error:  # Unsupported, or anything unforeseen: never break Inductor.
             self._registry.restore_all({patch.name})
-            reason = str(error) if isinstance(error, Unsupported) else f"{type(error).__name__}: {error}"
-            warn_once(f"inductor_fix: {patch.name} patch not applied: {reason}", stacklevel=3)
-            return State.UNSUPPORTED, reason
+            why = str(error) if isinstance(error, Unsupported) else f"{type(error).__name__}: {error}"
+            warn_once(f"inductor_fix: {patch.name} patch not applied: {why}", stacklevel=3)
+            return State.UNSUPPORTED, why
         return State.APPLIED, patch.effect
 
     # --- removing ---------------------------------------------------------------------
@@ -331,7 +336,7 @@ class Lifecycle:
         owner, attribute = self._member(target)
         with self._lock:
             newest, oldest = self._registry.newest(owner, attribute), self._registry.find(owner, attribute)
-        if newest is None or not newest.active:
+        if newest is None or oldest is None or not newest.active:
             raise KeyError(f"{target} is not patched")
         return oldest.inherited() if oldest.original is ABSENT else oldest.original
 

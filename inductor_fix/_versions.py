@@ -99,7 +99,7 @@ def project_url(label: str) -> str | None:
     for entry in entries:
         name, _, url = entry.partition(",")
         if name.strip().lower() == label.lower():
-            return url.strip()
+            return str(url).strip()
     return None
 
 

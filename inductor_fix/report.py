@@ -57,7 +57,8 @@ def read(path: str) -> tuple[list[dict[str, Any]], list[Skipped]]:
         raise ReportError(f"cannot read {path}: {error.strerror or error}") from None
     import json
 
-    usable, garbled, other, ours = [], 0, {}, 0
+    usable, garbled, ours = [], 0, 0
+    other: dict[str, int] = {}
     for raw in text.splitlines():
         if not raw.strip():
             continue
@@ -109,7 +110,7 @@ def _well_formed(entry: Any) -> bool:
             and type(entry.get("benchmarks", 0)) is int)
 
 
-class Summary(dict):
+class Summary(dict[str, Any]):
     """The folded report, JSON-able: ``needed`` (True/False/None), ``processes``,
     ``patches`` {name: {states, processes_acted, counts, where}}, ``lines_unread`` (the lines
     :func:`read` skipped, counted in ``notes``), ``advice``, ``notes``."""

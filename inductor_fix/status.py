@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Sequence
+from typing import Any, Sequence
 
 __all__ = ["PROTECTED_STATES", "PatchStatus", "State", "Status"]
 
@@ -51,7 +51,7 @@ class PatchStatus:
     state: State
     reason: str
     #: What it did in this process: kind -> count (``inductor_fix.activity()`` has the details).
-    activity: dict = dataclasses.field(default_factory=dict)
+    activity: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,10 +119,11 @@ class Status:
                 return patch
         raise KeyError(name)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         import json
 
-        return json.loads(json.dumps(dataclasses.asdict(self), default=str))
+        data: dict[str, Any] = json.loads(json.dumps(dataclasses.asdict(self), default=str))
+        return data
 
     def format(self, width: int = 100, after_headline: Sequence[str] = ()) -> str:
         """Human-readable summary, as printed by ``inductor-fix status``: lines of at most

@@ -12,6 +12,7 @@ import dataclasses
 import json
 import sys
 import warnings
+from typing import Any, ContextManager
 
 import inductor_fix
 
@@ -38,7 +39,7 @@ def main(argv: list[str]) -> int:
     if device == "cpu":
         from .harness import triton_cpu_harness
 
-        harness = triton_cpu_harness()
+        harness: ContextManager[Any] = triton_cpu_harness()
     else:
         harness = contextlib.nullcontext()
     with harness:

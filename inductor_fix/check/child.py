@@ -199,7 +199,7 @@ def run_logged(
                     if timeout is not None and now - start >= timeout:
                         _kill(process)
                         return None, now - start
-                    if next_report and progress and now >= next_report:
+                    if next_report and every and progress and now >= next_report:
                         progress(now - start)
                         next_report += every
         except BaseException:

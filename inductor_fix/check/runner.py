@@ -259,7 +259,7 @@ def run_check(
     """Run every case, print the table, return the exit status (0: all patched ok;
     :data:`EXIT_STATUS`). Ctrl-C, SIGTERM and SIGHUP end every case process (with its
     compile workers) and remove its temporary directories, and return 128 + the signal."""
-    previous = {}
+    previous: dict[int, Any] = {}
     if threading.current_thread() is threading.main_thread():
         caught: list[int] = []
 

@@ -179,8 +179,8 @@ def compile_step(
 
 def describe_error(error: BaseException) -> str:
     """``"TypeError: <first line>"`` of the innermost error, without Inductor's wrapper text."""
-    while error.__cause__ is not None or getattr(error, "inner_exception", None) is not None:
-        error = getattr(error, "inner_exception", None) or error.__cause__
+    while (inner := getattr(error, "inner_exception", None) or error.__cause__) is not None:
+        error = inner
     text = str(error).strip().splitlines()
     first = text[0] if text else ""
     if type(error).__name__ == "LoweringException":  # its message already starts "TypeError: ..."

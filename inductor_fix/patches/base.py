@@ -40,6 +40,7 @@ __all__ = [
     "aliasing_pattern",
     "FINGERPRINTS_FILE",
     "GRID_VALUES",
+    "Activity",
     "Kind",
     "MODULE",
     "NotNeeded",
@@ -103,7 +104,7 @@ class Crash(NamedTuple):
         """Whether ``text`` (an error, or how a process ended) is one of the forms."""
         import re
 
-        return bool(text) and re.search(self.pattern, text) is not None
+        return text is not None and re.search(self.pattern, text) is not None
 
 
 #: ``factory(original, context)`` returns the wrapper installed in place of ``original``
@@ -246,7 +247,7 @@ def recorded_fingerprints() -> Mapping[str, Mapping[str, str]]:
 
     try:
         text = resources.files(__package__).joinpath(FINGERPRINTS_FILE).read_text(encoding="utf-8")
-        releases = json.loads(text)["releases"]
+        releases: Mapping[str, Mapping[str, str]] = json.loads(text)["releases"]
         if not all(isinstance(table, dict) for table in releases.values()):
             raise TypeError("a release's entry is not an object")
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:

@@ -23,7 +23,9 @@ class TestDecide(TestCase):
         inductor_fix.remove()
         self.make_key = CACHE.__dict__["make_key"]
         # Each case is a fresh process's first sight of its message.
-        self.enterContext(mock.patch.object(inductor_fix._warnings, "_seen", set()))
+        seen = mock.patch.object(inductor_fix._warnings, "_seen", set())  # enterContext: Python 3.11+
+        seen.start()
+        self.addCleanup(seen.stop)
 
     def tearDown(self) -> None:
         inductor_fix.remove()

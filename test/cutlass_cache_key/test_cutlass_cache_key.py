@@ -126,7 +126,9 @@ class TestBenchmarkRequest(TestCase):
 class TestDecide(TestCase):
     def setUp(self) -> None:
         super().setUp()
-        self.enterContext(mock.patch.object(inductor_fix._warnings, "_seen", set()))
+        seen = mock.patch.object(inductor_fix._warnings, "_seen", set())  # enterContext: Python 3.11+
+        seen.start()
+        self.addCleanup(seen.stop)
 
     def tearDown(self) -> None:
         inductor_fix.apply()

@@ -87,7 +87,7 @@ def benchmark_arguments(bmreq: Any, inputs: list[Any] | None = None,
 def arity_mismatch(template_name: str, choice: Any) -> ArityMismatch | None:
     """The mismatch of a generated choice, or None if it matches or cannot be checked
     (not a Triton benchmark request, or a kernel without a Python signature)."""
-    bmreq = getattr(choice, "bmreq", None)
+    bmreq: Any = getattr(choice, "bmreq", None)
     try:
         parameters = kernel_parameters(bmreq)
         if len(parameters) == benchmark_argument_count(bmreq):
@@ -194,7 +194,8 @@ def guarded_benchmark_choice(benchmark_choice: Callable[..., Any], template_call
 
     @functools.wraps(benchmark_choice)
     def benchmark_choice_with_arity_guard(cls: Any, choice: Any, autotune_args: Any) -> Any:
-        bmreq = getattr(choice, "bmreq", None)
+        bmreq: Any = getattr(choice, "bmreq", None)
+        passed: int | None
         if isinstance(choice, template_caller) and getattr(bmreq, "module_path", None) is not None:
             try:
                 inputs, output = autotune_args.get_benchmark_tensors(False).unpack()

@@ -193,7 +193,7 @@ def shared_hash_key(hash_key: Callable[[Any], str]) -> Callable[[Any], str]:
     def hash_key_shared_by_aliasing(self: Any) -> str:
         key = hash_key(self)
         own, first = _shared_first(self)
-        if first is None or own not in key:
+        if first is None or own is None or own not in key:
             return key
         return key.replace(own, first)
 
@@ -213,7 +213,7 @@ def own_kernel_hash_key(kernel_hash_key: Callable[[Any], str]) -> Callable[[Any]
     def kernel_hash_key_of_own_code(self: Any) -> str:
         key = kernel_hash_key(self)
         own, first = _shared_first(self)
-        if first is None or first not in key:
+        if first is None or own is None or first not in key:
             return key
         return key.replace(first, own)
 

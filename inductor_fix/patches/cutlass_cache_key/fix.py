@@ -105,7 +105,7 @@ def kernel_inputs_benchmark_request(generate: Callable[..., Any]) -> Callable[..
     @functools.wraps(generate)
     def generate_with_kernel_inputs(self: Any, *args: Any, **kwargs: Any) -> Any:
         caller = generate(self, *args, **kwargs)
-        bmreq = getattr(caller, "bmreq", None)
+        bmreq: Any = getattr(caller, "bmreq", None)
         metas = getattr(bmreq, "input_tensor_meta", None)
         if isinstance(metas, list):
             try:
