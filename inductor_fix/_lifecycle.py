@@ -27,8 +27,9 @@ from ._registry import ABSENT, Registry
 from ._version import __version__
 from ._versions import triton_version
 from ._warnings import warn_once
-from .patches import PATCHES, NotNeeded, Patch, Unsupported
-from .patches.base import Factory, qualified_name, split_target, target_module
+from .patches import PATCHES, NotNeeded, Patch, Unsupported, fingerprints
+from .patches.record import Factory
+from .patches.target_names import qualified_name, split_target, target_module
 from .status import PatchStatus, State, Status
 
 __all__ = ["DISABLE_VARIABLE", "LIFECYCLE", "Lifecycle", "Record", "disabled_patches"]
@@ -214,7 +215,7 @@ class Lifecycle:
         """Decide and, if right, wrap ``patch``'s targets in ``module``; never raises."""
         try:
             context = patch.decide(module)
-            patch.check_fingerprints(module, _torch_version() or "")
+            fingerprints.check(patch, module, _torch_version() or "")
             for target, factory in patch.targets_in(module.__name__).items():
                 owner_name, attribute = split_target(target)
 
@@ -390,13 +391,12 @@ def _waiting(patch: Patch, torch_missing: bool) -> str:
     return f"{'torch is not installed; ' if torch_missing else ''}waiting for {modules} to be imported"
 
 
-def _shown_targets(patch: Patch) -> str:
-    """The patch's targets as status shows them: those of the modules loaded in this process, where
-    one is (a patch may name the module each release keeps its target in); else all."""
+def _shown_targets(patch: Patch) -> tuple[str, ...]:
+    """The patch's targets as status shows them, full dotted names: those of the modules loaded in
+    this process, where one is (a patch may name the module each release keeps its target in); else all."""
     loaded = [module for module in patch.modules if module in sys.modules]
-    if not loaded or len(loaded) == len(patch.modules):
-        return patch.target
-    return ", ".join(qualified_name(t) for t in patch.targets if target_module(t) in loaded)
+    shown = loaded if loaded else patch.modules
+    return tuple(qualified_name(t) for t in patch.targets if target_module(t) in shown)
 
 
 #: The fix of this process.

@@ -42,12 +42,12 @@ PROTECTED_STATES = (State.APPLIED, State.NOT_NEEDED)
 
 @dataclasses.dataclass(frozen=True)
 class PatchStatus:
-    """One patch: ``name`` (a patch of ``inductor_fix.patches.PATCHES``), the dotted
-    ``target`` (or targets, comma-separated) it wraps, its ``state``, and a one-line
+    """One patch: ``name`` (a patch of ``inductor_fix.patches.PATCHES``), the ``targets`` it
+    wraps (full dotted names; of the modules this torch has), its ``state``, and a one-line
     ``reason``."""
 
     name: str
-    target: str
+    targets: tuple[str, ...]
     state: State
     reason: str
     #: What it did in this process: kind -> count (``inductor_fix.activity()`` has the details).
@@ -141,7 +141,7 @@ class Status:
                                initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False)
         indent = " " * 32
         for patch in self.patches:
-            targets = [target.strip().removeprefix(module) for target in patch.target.split(",")]
+            targets = [target.removeprefix(module) for target in patch.targets] or ["-"]
             lines.append(f"  {patch.name:<17} {str(patch.state):<11} {targets[0]}")
             lines += [indent + target for target in targets[1:]]
             lines += textwrap.wrap(patch.reason, width, initial_indent=indent, subsequent_indent=indent,

@@ -48,10 +48,10 @@ def _acts(patch):
     """``patch``'s ``ACTS``, read from ``test/<folder>/acts.py`` (None: it has none)."""
     import importlib.util
 
-    path = HERE / patch.module / "acts.py"
+    path = HERE / patch.folder / "acts.py"
     if not path.is_file():
         return None
-    spec = importlib.util.spec_from_file_location(f"acts_of_{patch.module}", path)
+    spec = importlib.util.spec_from_file_location(f"acts_of_{patch.folder}", path)
     module = importlib.util.module_from_spec(spec)
     sys.path[:0] = [str(HERE), str(path.parent)]
     try:
@@ -63,7 +63,7 @@ def _acts(patch):
 
 def _run(patch, function: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("INDUCTOR_FIX_")}
-    result = subprocess.run([sys.executable, "-c", ACT, str(HERE), str(HERE / patch.module), function, patch.name],
+    result = subprocess.run([sys.executable, "-c", ACT, str(HERE), str(HERE / patch.folder), function, patch.name],
                             capture_output=True, text=True, timeout=900, env=env)
     lines = [line for line in result.stdout.splitlines() if line.startswith("ACTIVITY ")]
     assert result.returncode == 0 and lines, f"{patch.name}'s act {function} failed:\n{result.stderr[-3000:]}"
@@ -75,7 +75,7 @@ class TestEveryKindReads(unittest.TestCase):
         for patch in PATCHES:
             acts = _acts(patch)
             with self.subTest(patch=patch.name):
-                self.assertIsNotNone(acts, f"test/{patch.module}/acts.py is missing: what makes {patch.name} act?")
+                self.assertIsNotNone(acts, f"test/{patch.folder}/acts.py is missing: what makes {patch.name} act?")
                 self.assertEqual(set(acts), set(patch.activity.kinds), "each kind has its act, and only those")
             if acts is None:
                 continue

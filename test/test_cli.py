@@ -146,10 +146,10 @@ class TestCheckCommand(TestCase):
         op, order = max(((op, order) for op in ops() for order in orders_of(op)),
                         key=lambda case: len(case[0]) + len(label_of(*case)))
         kinds = [kind for patch in PATCHES for kind in patch.activity.kinds]
-        guard = {kind: 3 * i + 1 for i, kind in enumerate(kinds)}
+        counters = {kind: 3 * i + 1 for i, kind in enumerate(kinds)}
         error = "TypeError: " + "launcher() missing 1 required positional argument: '_grid_2' " * 4
         cases = [Case(op, order, "stock", "cpu", error=error, affected=True),
-                 Case(op, order, "patched", "cpu", ok=True, steps=[{"max_rel_error": 4.3e-07}], guard=guard)]
+                 Case(op, order, "patched", "cpu", ok=True, steps=[{"max_rel_error": 4.3e-07}], counters=counters)]
         text, exit_status = verdict(cases)
         self.assertEqual(exit_status, 0)
         self.assertLessEqual(max(map(len, text.splitlines())), 100, text)
@@ -157,7 +157,7 @@ class TestCheckCommand(TestCase):
         cell = " ".join(line[line.index("ok ("):] if "ok (" in line else line.strip()
                         for line in text.split("\n\n")[0].splitlines()[2:])
         # wrapped, whole:
-        counts = ", ".join(f"{kind} {count}" for kind, count in sorted(guard.items()))
+        counts = ", ".join(f"{kind} {count}" for kind, count in sorted(counters.items()))
         self.assertEqual(cell, f"ok (err 4.3e-07, {counts})")
         note = re.search(r"(?ms)^\[1\] (.*?)\n\n", text).group(1)
         self.assertEqual(" ".join(line.strip() for line in note.splitlines()), error.strip())  # nothing lost
@@ -428,7 +428,7 @@ class TestRepository(TestCase):
             self.assertIn(f"**{status}**", readme)
         help_text = " ".join(_cli("check", "--help", timeout=60).stdout.split())
         for status, meaning in EXIT_STATUS.items():
-            self.assertIn(f"{status} {' '.join(meaning.split())}", help_text)
+            self.assertIn(f"{status} {' '.join(str(meaning).split())}", help_text)
 
     def test_readme_commands_match_ci(self) -> None:
         readme = (ROOT / "README.md").read_text()

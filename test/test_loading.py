@@ -61,10 +61,10 @@ def planted_copy(directory: Path, kinds: tuple[str, ...] = PART_FILES, patches: 
         shutil.copy2(ROOT / name, directory / name)
     for patch in patches:
         for kind in kinds:
-            path = directory / "inductor_fix" / "patches" / patch.module / f"{kind}.py"
+            path = directory / "inductor_fix" / "patches" / patch.folder / f"{kind}.py"
             if path.is_file():
                 with path.open("a") as handle:
-                    handle.write(f'\nraise RuntimeError("planted in {patch.module}/{kind}.py")\n')
+                    handle.write(f'\nraise RuntimeError("planted in {patch.folder}/{kind}.py")\n')
     return directory
 
 
@@ -150,9 +150,9 @@ class TestCheckNamesAPartItCannotRead(unittest.TestCase):
         self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
         text = " ".join(result.stdout.split())
         for patch in PATCHES:
-            if (ROOT / "inductor_fix" / "patches" / patch.module / "check.py").is_file():
+            if (ROOT / "inductor_fix" / "patches" / patch.folder / "check.py").is_file():
                 self.assertIn(f"skipped {patch.name}: its check part cannot be read", text)
-                self.assertIn(f"RuntimeError: planted in {patch.module}/check.py", text)
+                self.assertIn(f"RuntimeError: planted in {patch.folder}/check.py", text)
         self.assertIn("no op can run", result.stderr)
         self.assertNotIn("Traceback", result.stderr)
 
@@ -186,15 +186,15 @@ class TestToolsNameAPartTheyCannotRead(unittest.TestCase):
 
     def test_bench(self) -> None:
         copy = planted_copy(self.directory, kinds=("bench",))
-        broken = [p for p in PATCHES if (ROOT / "inductor_fix" / "patches" / p.module / "bench.py").is_file()]
+        broken = [p for p in PATCHES if (ROOT / "inductor_fix" / "patches" / p.folder / "bench.py").is_file()]
         helped = in_copy(copy, "tools/bench", "--help")
         self.assertEqual(helped.returncode, 0, helped.stderr)
         self.assertIn("startup", helped.stdout)  # the other benchmarks stay
         for patch in broken:
-            self.assertIn(f"{patch.module}", helped.stdout)
-            asked = in_copy(copy, "tools/bench", patch.module)
+            self.assertIn(f"{patch.folder}", helped.stdout)
+            asked = in_copy(copy, "tools/bench", patch.folder)
             self.assertEqual(asked.returncode, 2)
-            self.assertIn(f"planted in {patch.module}/bench.py", asked.stderr)
+            self.assertIn(f"planted in {patch.folder}/bench.py", asked.stderr)
 
     def test_drift_drills(self) -> None:
         copy = planted_copy(self.directory, kinds=("drills",))
@@ -202,7 +202,7 @@ class TestToolsNameAPartTheyCannotRead(unittest.TestCase):
         result = in_copy(copy, "-c", code)
         self.assertEqual(result.returncode, 0, result.stderr)
         broken = json.loads(result.stdout)
-        expected = [p.name for p in PATCHES if (ROOT / "inductor_fix" / "patches" / p.module / "drills.py").is_file()]
+        expected = [p.name for p in PATCHES if (ROOT / "inductor_fix" / "patches" / p.folder / "drills.py").is_file()]
         self.assertEqual(sorted(broken), sorted(expected))
         self.assertTrue(all("planted" in reason for reason in broken.values()), broken)
 

@@ -49,7 +49,7 @@ def main(argv: list[str]) -> int:
     result = {
         "state": str(inductor_fix.status().state),
         "steps": [dataclasses.asdict(step) for step in steps],
-        "guard": dict(counters["inductor_fix"]),
+        "counters": dict(counters["inductor_fix"]),
     }
     print(RESULT_MARKER, json.dumps(result), flush=True)
     return 0

@@ -1,6 +1,6 @@
 """A patch's optional parts, as typed records, and the one place generic code finds them.
 
-A patch's folder (``inductor_fix/patches/<module>/``) may hold three parts besides its fix:
+A patch's folder (``inductor_fix/patches/<folder>/``) may hold three parts besides its fix:
 ``check.py`` (its ``inductor-fix check`` workloads), ``bench.py`` (its ``tools/bench``
 measurement) and ``drills.py`` (its drift drills, for ``test/drift.py``). Each declares one
 name, ``PART``: a :class:`CheckPart`, :class:`BenchPart` or :class:`DrillsPart`. Generic code
@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Any, Callable, ContextManager, Mapping, NamedT
 from .workloads import Workload
 
 if TYPE_CHECKING:
-    from ..patches.base import Patch
+    from ..patches.record import Patch
 
-__all__ = ["KINDS", "BenchPart", "CheckPart", "DrillsPart", "Loaded", "PartError", "by_op", "check_ops", "crashes",
-           "killed_by", "load_parts", "part", "patches"]
+__all__ = ["KINDS", "BenchPart", "CheckPart", "Drill", "DrillsPart", "Loaded", "PartError", "by_op", "check_ops",
+           "crashes", "killed_by", "load_parts", "part", "patches"]
 
 
 class PartError(Exception):
@@ -104,20 +104,31 @@ class BenchPart:
         _require(self, "compile_fast", isinstance(self.compile_fast, tuple), "a tuple of workload names")
 
 
+class Drill(NamedTuple):
+    """One drift drill of a patch: ``move(module, kit)`` changes ``module`` as a future torch might
+    (``kit``: ``test/drift.py``, with its helpers); the patch must then be in ``state``.
+    ``modules``: where the patch's targets are that the drill moves, the first this torch has is
+    the one moved (each release may keep them elsewhere); empty: Inductor's ``select_algorithm``."""
+
+    move: Callable[[Any, Any], None]
+    state: str
+    modules: tuple[str, ...] = ()
+
+
 @dataclasses.dataclass(frozen=True)
 class DrillsPart:
-    """A patch's ``drills`` part, for ``test/drift.py``: ``drills``, drill name -> ``(move,
-    state)`` (``move(module, kit)`` changes ``select_algorithm`` as a future torch might; the
-    patch must then be in ``state``); ``under``, a general drill's name -> the state it leaves
-    this patch in (absent: ``"applied"``)."""
+    """A patch's ``drills`` part, for ``test/drift.py``: ``drills``, drill name -> its
+    :class:`Drill`; ``under``, a general drill's name -> the state it leaves this patch in
+    (absent: ``"applied"``)."""
 
-    drills: Mapping[str, tuple[Callable[[Any, Any], None], str]] = dataclasses.field(default_factory=dict)
+    drills: Mapping[str, Drill] = dataclasses.field(default_factory=dict)
     under: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _require(self, "drills", isinstance(self.drills, Mapping) and all(
-            isinstance(v, tuple) and len(v) == 2 and callable(v[0]) and isinstance(v[1], str)
-            for v in self.drills.values()), "a mapping of name -> (move, state)")
+            isinstance(v, Drill) and callable(v.move) and isinstance(v.state, str)
+            and all(isinstance(m, str) for m in v.modules) for v in self.drills.values()),
+            "a mapping of name -> Drill")
         _require(self, "under", isinstance(self.under, Mapping)
                  and all(isinstance(v, str) for v in self.under.values()), "a mapping of name -> state")
 
@@ -140,7 +151,7 @@ def part(patch: Patch, kind: str) -> Any:
     or its ``PART`` is missing or not a :data:`KINDS` record (a misspelt name would otherwise turn
     the part off silently); ``KeyError`` for an unknown ``kind``."""
     record_type = KINDS[kind]
-    qualified = f"{patch.package or f'inductor_fix.patches.{patch.module}'}.{kind}"
+    qualified = f"{patch.package or f'inductor_fix.patches.{patch.folder}'}.{kind}"
     try:
         found = importlib.util.find_spec(qualified)
     except ModuleNotFoundError:  # no such folder
@@ -195,7 +206,7 @@ def check_ops(patch: Patch) -> dict[str, str]:
 def killed_by(signal: str) -> str:
     """How ``check`` says a case process a signal ended (``"killed by SIGSEGV"``): the patch
     record's words, which a patch's ``Crash.signals`` match."""
-    from ..patches.base import killed_by as words
+    from ..patches.record import killed_by as words
 
     return words(signal)
 
@@ -214,6 +225,6 @@ def crashes(op: str, torch_version: str) -> bool:
     patch = by_op(op)
     if patch is None:
         return False
-    from ..patches.base import in_releases
+    from ..patches.record import in_releases
 
     return in_releases(check_ops(patch)[op] or patch.affected, torch_version)

@@ -30,7 +30,7 @@ import signal
 import sys
 import textwrap
 import threading
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import inductor_fix
 
@@ -42,13 +42,24 @@ from .harness import ORACLE_ERROR
 from .parts import by_op, crashes
 from .table import broken_parts, default_ops, harness_notes, label_of, orders_of, steps_of, unavailable
 
-__all__ = ["EXIT_STATUS", "Case", "harness_note", "run_check", "verdict"]
+__all__ = ["EXIT_STATUS", "Case", "Verdict", "harness_note", "run_check", "verdict"]
 
-#: Exit status -> meaning, as ``--help`` and README say it.
+class Verdict(NamedTuple):
+    """An exit status's ``word`` (the verdict line's, the JSON's) and what it means; reads as
+    ``"WORD: meaning"``, as ``--help`` and README say it."""
+
+    word: str
+    meaning: str
+
+    def __str__(self) -> str:
+        return f"{self.word}: {self.meaning}"
+
+
+#: Exit status -> its :class:`Verdict`.
 EXIT_STATUS = {
-    0: "PASS: every patched compile succeeded",
-    1: "FAIL: a patched compile crashed - the fix did not hold on this torch (please report it)",
-    2: "ERROR: a case gave no result (timeout, a broken case process) or check could not run",
+    0: Verdict("PASS", "every patched compile succeeded"),
+    1: Verdict("FAIL", "a patched compile crashed - the fix did not hold on this torch (please report it)"),
+    2: Verdict("ERROR", "a case gave no result (timeout, a broken case process) or check could not run"),
 }
 WIDTH = 100  # the table; prose and error notes wrap at PROSE, for 80-column terminals
 PROSE = 80
@@ -84,8 +95,8 @@ class Case:
     state: str | None = None
     seconds: float = 0.0
     steps: list[dict[str, Any]] = dataclasses.field(default_factory=list)
-    #: counters["inductor_fix"] of the case process: did the arity guard have to act?
-    guard: dict[str, int] = dataclasses.field(default_factory=dict)
+    #: counters["inductor_fix"] of the case process: what every patch did there, by activity kind.
+    counters: dict[str, int] = dataclasses.field(default_factory=dict)
 
     #: Whether stock torch of this version has the bug this case shows (the patch table).
     affected: bool = False
@@ -117,7 +128,7 @@ class Case:
         """What an ok case measured: max relative error and what the fix did, short."""
         errors = [s["max_rel_error"] for s in self.steps if s.get("max_rel_error") is not None]
         parts = [f"err {max(errors):.1e}"] if errors else []
-        parts += [f"{key} {value}" for key, value in sorted(self.guard.items()) if value]
+        parts += [f"{key} {value}" for key, value in sorted(self.counters.items()) if value]
         return ", ".join(parts)
 
 
@@ -188,7 +199,7 @@ def _run_case_process(case: Case, timeout: float, threads: int | None) -> Case:
         case.failure = child.failure if child.timed_out else f"no result: case {child.failure}"
         return case
     result = child.result
-    case.state, case.steps, case.guard = result["state"], result["steps"], result["guard"]
+    case.state, case.steps, case.counters = result["state"], result["steps"], result["counters"]
     failed = [step for step in case.steps if step["error"]]
     case.ok = not failed and len(case.steps) == steps_of(case.op, case.order)
     case.error = failed[0]["error"] if failed else None
@@ -377,7 +388,7 @@ def _run_check(ops: Sequence[str] | None, device: str, jobs: int | None, timeout
             write_whole(json_path, json.dumps({
                 "torch": status.torch_version, "triton": status.triton_version, "device": device,
                 "inductor_fix": inductor_fix.__version__, "exit_status": exit_status,
-                "verdict": EXIT_STATUS[exit_status].split(":")[0],
+                "verdict": EXIT_STATUS[exit_status].word,
                 "options": {"ops": list(dict.fromkeys(c.op for c in cases)), "jobs": jobs, "timeout": timeout},
                 "skipped": skipped, "parts_not_read": broken,
                 "cases": [dataclasses.asdict(c) for c in cases]}, indent=2))
@@ -424,5 +435,5 @@ def verdict(cases: list[Case]) -> tuple[str, int]:
     status = 1 if crashed else 2 if no_result else 0
     reason = {0: "patched compiles never crashed", 1: "a patched compile crashed: the fix did not hold",
               2: f"{len(no_result)} case(s) gave no result"}[status]
-    lines.append(f"verdict: {EXIT_STATUS[status].split(':')[0]} - {reason} (exit {status})")
+    lines.append(f"verdict: {EXIT_STATUS[status].word} - {reason} (exit {status})")
     return "\n".join(lines), status

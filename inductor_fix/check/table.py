@@ -1,7 +1,7 @@
 """The check table: every patch's ``check`` workloads, read through the patch table.
 
 A patch shows its bug to ``inductor-fix check`` through the ``check`` part of its folder
-(``inductor_fix/patches/<module>/check.py``), whose ``PART`` is a
+(``inductor_fix/patches/<folder>/check.py``), whose ``PART`` is a
 :class:`~inductor_fix.check.parts.CheckPart`: its workloads (one
 :class:`~inductor_fix.check.workloads.Workload` per op), optionally the seams the CPU harness
 enters besides its own, and what ``check`` says about them. A patch without one has no

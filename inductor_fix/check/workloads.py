@@ -3,7 +3,7 @@
 step, and two-compile sequences of a template :class:`Op` with and without aliased operands.
 
 Each patch declares its own workloads in its folder's ``check`` part
-(``inductor_fix/patches/<module>/check.py``, a :class:`~inductor_fix.check.parts.CheckPart`),
+(``inductor_fix/patches/<folder>/check.py``, a :class:`~inductor_fix.check.parts.CheckPart`),
 read by :mod:`inductor_fix.check.table`; this module knows no patch and no op.
 
 Sequences (:data:`SEQUENCES`): two compiles in one process with equal layouts, one where

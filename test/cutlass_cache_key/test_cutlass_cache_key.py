@@ -26,7 +26,8 @@ import torch
 from inductor_fix import State
 from inductor_fix.check.child import ChildResult
 from inductor_fix.check.runner import Case, _run_case_process, verdict
-from inductor_fix.patches.base import aliasing_pattern, target_owner
+from inductor_fix.patches.aliasing import aliasing_pattern
+from inductor_fix.patches.target_names import target_owner
 from inductor_fix.patches.cutlass_cache_key import PATCH
 from inductor_fix.patches.cutlass_cache_key.fix import MODULES, kernel_inputs_benchmark_request, keys_separate_aliasing
 from torch._inductor.test_case import TestCase, run_tests
@@ -79,10 +80,11 @@ class TestCodeCacheKey(TestCase):
     def test_stock_keys_ignore_aliasing(self) -> None:
         """The probe the patch decides by, on this torch's stock make_key (the negative control of
         the decision) and on the patched one."""
+        module = sys.modules[LOADED[0]]
         with inductor_fix.removed(PATCH.name):
-            self.assertFalse(keys_separate_aliasing(getattr(sys.modules[LOADED[0]], LOADED[1]).make_key))
+            self.assertFalse(keys_separate_aliasing(getattr(module, LOADED[1]).make_key, module))
         with inductor_fix.applied(PATCH.name):
-            self.assertTrue(keys_separate_aliasing(getattr(sys.modules[LOADED[0]], LOADED[1]).make_key))
+            self.assertTrue(keys_separate_aliasing(getattr(module, LOADED[1]).make_key, module))
 
     def test_a_collision_is_recorded_where_stock_would_replay(self) -> None:
         module, name = LOADED

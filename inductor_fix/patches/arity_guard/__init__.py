@@ -39,7 +39,7 @@ the oldest supported torch checks a choice's arity against its benchmark argumen
 
 from __future__ import annotations
 
-from ..base import LAUNCHER_ERRORS, Crash, Patch
+from ..record import LAUNCHER_ERRORS, Crash, Patch
 from . import fix
 from .activity import ACTIVITY
 

@@ -12,8 +12,9 @@ import threading
 from types import ModuleType
 from typing import Any, Callable, NamedTuple
 
-from ..base import (GRID_VALUES, Unsupported, kernel_parameters, require_class, require_codegen_cache,
-                   require_function, require_parameters, tensor_metas)
+from ..._launch import GRID_VALUES, kernel_parameters, tensor_metas
+from ..decide import require_class, require_codegen_cache, require_function, require_parameters
+from ..record import Unsupported
 
 from .activity import ACTIVITY
 

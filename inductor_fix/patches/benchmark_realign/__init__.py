@@ -67,7 +67,7 @@ flexible, in 2.15.0).
 
 from __future__ import annotations
 
-from ..base import LAUNCHER_ERRORS, Crash, Patch
+from ..record import LAUNCHER_ERRORS, Crash, Patch
 from . import fix
 from .activity import ACTIVITY
 

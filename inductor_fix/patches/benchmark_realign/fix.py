@@ -10,7 +10,8 @@ import logging
 from types import ModuleType
 from typing import Any, Callable, NamedTuple, Sequence
 
-from ..base import Unsupported, require_class, require_parameters
+from ..decide import require_class, require_parameters
+from ..record import Unsupported
 from .activity import ACTIVITY
 
 __all__ = ["Realignment", "decide", "group_choices", "input_names", "plan_realignment", "realigned_benchmark",

@@ -12,7 +12,7 @@ order, too few (``missing ... '_grid_2'``). Reported as pytorch/pytorch#188069; 
 2.15.0 by PR #188268.
 
 Whether a build needs the fix is decided by calling its ``make_key`` with ``(x, x)`` and
-``(x, y)`` of equal layouts (:func:`~.fix.keys_separate_aliasing`), never by version.
+``(x, y)`` of equal layouts (:data:`~.probe.keys_separate_aliasing`), never by version.
 
 Keying by aliasing makes a second pattern generate code of its own, whose choices then
 missed Inductor's autotune cache and were compiled and benchmarked again (up to 1.37x
@@ -26,7 +26,8 @@ pattern's copy of a config whose first code failed to compile (on an H200, a bmm
 over the device's shared memory) is declined (:class:`~.fix.FamilyFailed`): untimed, it
 would make its selection benchmark every choice again (``docs/sharing-premise.md``).
 
-Folder: ``fix.py`` (decide, wrappers, verify), ``activity.py`` (what it records),
+Folder: ``fix.py`` (decide, wrappers), ``probe.py`` (does a ``make_key`` key aliasing: decide,
+verify, ``lacks_crash``), ``activity.py`` (what it records),
 ``check.py`` (the matmul ``check`` sequences), ``bench.py`` (``tools/bench cache_key``),
 ``drills.py`` (drift drills). Delete the folder, ``patches/0001-*``, ``patches/0005-*``,
 ``test/cache_key/``, ``docs/bench/cache_key.json`` and its line in the patch table when
@@ -36,7 +37,7 @@ the oldest supported torch is 2.15.0 (and, for the shared autotuning, one that h
 
 from __future__ import annotations
 
-from ..base import LAUNCHER_ERRORS, Crash, Patch
+from ..record import LAUNCHER_ERRORS, Crash, Patch
 from . import fix
 from .activity import ACTIVITY
 
