@@ -463,6 +463,11 @@ class TestRepository(TestCase):
         self.assertIn(f"~{data['import_after_torch_ms']['median']:.0f} ms after `import torch`", readme)
         self.assertIn(f"pays ~{data['run_no_torch']['added_ms']['median']:.1f} ms", readme)
         self.assertIn(f"adds ~{data['autoload']['added_ms']['median']:.1f} ms per `import torch`", readme)
+        # What the commands themselves cost (issue 47: run <= 30 ms, status --no-load < 100 ms over python -c pass).
+        commands = data["commands"]
+        self.assertIn(f"`run` itself adds ~{commands['run_command_added_ms']['median']:.0f} ms to a job", readme)
+        self.assertIn(f"(`--no-load`: ~{commands['status_no_load_added_ms']['median']:.0f} ms over `python -c pass`)",
+                      readme)
         # The command beside them, and what users pay: the installed form (issue 41).
         self.assertIn(f"`{data['command']}`: the wheel in a fresh venv", readme)
         self.assertTrue(data["form"].startswith("installed"), data.get("form"))
