@@ -17,8 +17,6 @@ Nothing here raises for its own reasons: torch turns an exception in an entry po
 failed ``import torch``.
 """
 
-from __future__ import annotations
-
 import sys
 
 try:

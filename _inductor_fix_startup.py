@@ -28,13 +28,13 @@ Nothing here raises for its own reasons: torch turns an exception in an entry po
 failed ``import torch``.
 """
 
-from __future__ import annotations
-
 import _thread
 import os
 import sys
 
-TYPE_CHECKING = False  # typing's, without importing typing: every import torch runs this module
+# Annotations that name typing's types are strings: no __future__ import, no typing, each a module
+# this one would load into every process that starts through it.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from importlib.machinery import ModuleSpec
@@ -67,7 +67,7 @@ routes: list[str] = []
 command_line = False
 _importing: list[str] = []  # the route importing the package now: its own import is that route's
 _failed: list[BaseException] = []  # the error of the one import of the package that failed
-_importers: list[Callable[[], object]] = []  # how to import the package: the first one a route handed over
+_importers: "list[Callable[[], object]]" = []  # how to import the package: the first one a route handed over
 
 
 def switch(value: str | None) -> bool | None:
@@ -85,7 +85,7 @@ def record(route: str, claims_import: bool = False) -> None:
         routes.append(route)
 
 
-def start(route: str, importer: Callable[[], object] | None = None) -> None:
+def start(route: str, importer: "Callable[[], object] | None" = None) -> None:
     """Activate ``inductor_fix`` in this process by ``route`` (``"autoload"`` does nothing while
     ``INDUCTOR_FIX_AUTOLOAD`` is an off word): record it and hook torch's log registry and
     Inductor (see the module docstring). ``importer()`` imports the package: the entry module
@@ -105,7 +105,7 @@ def start(route: str, importer: Callable[[], object] | None = None) -> None:
         _fault(route, error)
 
 
-def _on_torch(module: ModuleType) -> None:
+def _on_torch(module: "ModuleType") -> None:
     register_log = getattr(sys.modules.get("torch._logging._internal"), "register_log", None)
     if register_log is not None:
         register_log("inductor_fix", "inductor_fix")
@@ -118,7 +118,7 @@ def _on_torch(module: ModuleType) -> None:
         os.environ[WARNED_VARIABLE] = os.environ[VARIABLE]
 
 
-def _import_package(module: ModuleType | None = None) -> bool:
+def _import_package(module: "ModuleType | None" = None) -> bool:
     """Import the package (it patches Inductor as it imports); False, after one warning, if it
     cannot be imported (and False again, silently, if asked again: it is not tried twice)."""
     if "inductor_fix" in sys.modules:
@@ -169,15 +169,15 @@ def _warn(message: str, origin: str | None = None) -> None:
 
 
 class _CallbackLoader:  # a loader by protocol: importlib.abc would cost every start-up ~4 ms
-    def __init__(self, loader: Any, name: str) -> None:
+    def __init__(self, loader: "Any", name: str) -> None:
         self._loader = loader
         self._name = name
 
-    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
+    def create_module(self, spec: "ModuleSpec") -> "ModuleType | None":
         created: ModuleType | None = self._loader.create_module(spec)
         return created
 
-    def exec_module(self, module: ModuleType) -> None:
+    def exec_module(self, module: "ModuleType") -> None:
         try:
             self._loader.exec_module(module)
         finally:
@@ -187,7 +187,7 @@ class _CallbackLoader:  # a loader by protocol: importlib.abc would cost every s
                 spec.loader = self._loader
         FINDER.run(self._name, module)
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> "Any":
         # get_source, get_code, is_package ... keep inspect and linecache working meanwhile.
         return getattr(self._loader, name)
 
@@ -197,7 +197,7 @@ class _Finder:  # a sys.meta_path finder by protocol (find_spec)
         self.hooks: dict[str, list[Callback]] = {}  # module name -> [callback]
         self.running: set[str] = set()  # module names whose callbacks are running
 
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> ModuleSpec | None:
+    def find_spec(self, fullname: str, path: "Any" = None, target: "Any" = None) -> "ModuleSpec | None":
         if not self.hooks.get(fullname):
             return None
         for finder in sys.meta_path:
@@ -210,7 +210,7 @@ class _Finder:  # a sys.meta_path finder by protocol (find_spec)
                 return spec
         return None
 
-    def run(self, name: str, module: ModuleType) -> None:
+    def run(self, name: str, module: "ModuleType") -> None:
         """Run ``name``'s callbacks in order, those registered meanwhile included (under the
         lock, the last look and leaving ``running`` are one step: none registered then is lost)."""
         with _LOCK:
@@ -238,7 +238,7 @@ FINDER = _Finder()
 _LOCK = _thread.RLock()
 
 
-def _call(callback: Callback, module: ModuleType) -> None:
+def _call(callback: "Callback", module: "ModuleType") -> None:
     """``callback(module)``, never raising into the import that runs it."""
     try:
         callback(module)
@@ -248,7 +248,7 @@ def _call(callback: Callback, module: ModuleType) -> None:
               f"{type(error).__name__}: {error}")
 
 
-def when_imported(name: str, callback: Callback) -> None:
+def when_imported(name: str, callback: "Callback") -> None:
     """Call ``callback(module)`` now if module ``name`` is loaded (after waiting for an import
     of it in progress in another thread), and each time an import executes it later (a reload
     gives new class objects): callbacks are idempotent. Registering one twice registers it
@@ -267,7 +267,7 @@ def when_imported(name: str, callback: Callback) -> None:
         _call(callback, module)
 
 
-def unregister(name: str, callback: Callback) -> None:
+def unregister(name: str, callback: "Callback") -> None:
     with _LOCK:
         callbacks = FINDER.hooks.get(name, [])
         if callback in callbacks:
@@ -277,7 +277,7 @@ def unregister(name: str, callback: Callback) -> None:
                 sys.meta_path.remove(FINDER)
 
 
-def loaded(name: str) -> ModuleType | None:
+def loaded(name: str) -> "ModuleType | None":
     """The module if an import of it has started, after waiting for that import to finish
     (``import_module`` takes the module's import lock); else None. Call it without holding
     locks a callback takes: the importing thread runs the callbacks before it releases the

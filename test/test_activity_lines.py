@@ -72,14 +72,22 @@ def _run(patch, function: str) -> dict:
 
 class TestEveryKindReads(unittest.TestCase):
     def test_every_kind_of_every_patch(self) -> None:
+        import concurrent.futures
+
+        every = {patch.name: _acts(patch) for patch in PATCHES}
+        # Every act of every patch, each in a process of its own, as many at once as there are CPUs.
+        wanted = [(patch, function.__name__) for patch in PATCHES for function in dict.fromkeys(
+            (every[patch.name] or {}).values())]
+        with concurrent.futures.ThreadPoolExecutor(max(1, min(4, os.cpu_count() or 1))) as pool:
+            done = dict(zip(((p.name, f) for p, f in wanted), pool.map(lambda job: _run(*job), wanted)))
         for patch in PATCHES:
-            acts = _acts(patch)
+            acts = every[patch.name]
             with self.subTest(patch=patch.name):
                 self.assertIsNotNone(acts, f"test/{patch.folder}/acts.py is missing: what makes {patch.name} act?")
                 self.assertEqual(set(acts), set(patch.activity.kinds), "each kind has its act, and only those")
             if acts is None:
                 continue
-            runs = {function.__name__: _run(patch, function.__name__) for function in dict.fromkeys(acts.values())}
+            runs = {function.__name__: done[patch.name, function.__name__] for function in acts.values()}
             for kind, function in acts.items():
                 activity = runs[function.__name__]
                 with self.subTest(patch=patch.name, kind=kind):

@@ -128,11 +128,11 @@ class TestTorchenv(TestCase):
 
         extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
         # packaging: the package's own requirement, which a venv made without installing it lacks;
-        # ruff (the linter), tlparse (test_autoload renders a trace with it) and pytest-xdist (README's
-        # command runs test files side by side): the property suites a matrix venv runs, one phase
-        # at a time with its progress in the phase's log, need none of them.
+        # ruff and mypy (the linter and the type checker), tlparse (test_autoload renders a trace with it)
+        # and pytest-xdist (README's command runs test files side by side): the property suites a matrix
+        # venv runs, one phase at a time with its progress in the phase's log, need none of them.
         self.assertEqual(set(torchenv.TEST_DEPENDENCIES) - {"packaging"},
-                         {d for d in extra if not d.startswith(("torch", "ruff", "tlparse", "pytest-xdist"))})
+                         {d for d in extra if not d.startswith(("torch", "ruff", "mypy", "tlparse", "pytest-xdist"))})
 
 
 class TestMatrixPhaseRunner(TestCase):
