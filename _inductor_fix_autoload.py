@@ -22,17 +22,19 @@ import sys
 try:
     import _inductor_fix_startup as _startup
 except Exception as _error:  # ImportError: an editable install made before the module existed
-    _startup = None
+    _startup = None  # type: ignore[assignment]  # and every use checks
     _missing = _error
 
 __all__ = ["activate", "cli", "start"]
 
 
-def _import_package():
-    import inductor_fix  # noqa: F401  (it patches Inductor as it imports)
+def _import_package() -> None:
+    import inductor_fix  # it patches Inductor as it imports
+
+    inductor_fix._load_api()  # in the inductor-fix program's own process, where the import left it to the command
 
 
-def start(route):
+def start(route: str) -> None:
     """Start the package in this process by ``route`` (``"autoload"``, ``"run"``):
     :func:`_inductor_fix_startup.start` with the importer of the package. Never raises."""
     if _startup is None:
@@ -45,16 +47,19 @@ def start(route):
     _startup.start(route, _import_package)
 
 
-def activate():
+def activate() -> None:
     """torch's entry point: :func:`start` by ``"autoload"``. Never raises."""
     start("autoload")
 
 
-def cli():
+def cli() -> int:
     """The ``inductor-fix`` console script: ``inductor_fix.cli.main()``, its exit status. Here,
     beside the package, so that a package that cannot be imported is one line on stderr naming
     the cure (exit 1), not a traceback. An editable install's stand-in of this module
-    (``tools/build_backend.py``) has its own, which names the checkout that is gone."""
+    (``tools/build_backend.py``) has its own, which names the checkout that is gone. The package
+    leaves its API and the fix to the command (:data:`_inductor_fix_startup.command_line`)."""
+    if _startup is not None:
+        _startup.command_line = True
     try:
         from inductor_fix.cli import main
     except ModuleNotFoundError as error:

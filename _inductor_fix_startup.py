@@ -32,8 +32,19 @@ import _thread
 import os
 import sys
 
-__all__ = ["FINDER", "INDUCTOR", "OFF", "ON", "VARIABLE", "loaded", "record", "routes", "start", "switch",
-           "unregister", "when_imported"]
+# Annotations that name typing's types are strings: no __future__ import, no typing, each a module
+# this one would load into every process that starts through it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType
+    from typing import Any
+
+    Callback = Callable[[ModuleType], object]
+
+__all__ = ["FINDER", "INDUCTOR", "OFF", "ON", "VARIABLE", "command_line", "loaded", "record", "routes", "start",
+           "switch", "unregister", "when_imported"]
 
 #: The words of every on/off variable of the package (``INDUCTOR_FIX_AUTOLOAD``, ``INDUCTOR_FIX_DISABLE``).
 ON = ("1", "true", "yes", "on")
@@ -48,19 +59,24 @@ TORCH_LOGS = "torch._logging._registrations"
 INDUCTOR = "torch._inductor.select_algorithm"
 
 #: How the package was activated in this process, first first.
-routes: list = []
-_importing = []  # the route importing the package now: its own import is that route's
-_failed = []  # the error of the one import of the package that failed
-_importers = []  # how to import the package: the first one a route handed over
+routes: list[str] = []
+#: Set by the ``inductor-fix`` program (:func:`_inductor_fix_autoload.cli`) before it imports the
+#: package: the package then leaves its public API, and applying the fix, to the command that
+#: needs them (``status``, ``check``). ``run`` replaces its process with its command at once and
+#: ``report`` reads a file: neither pays for them (what ``run`` costs, every job pays: README).
+command_line = False
+_importing: list[str] = []  # the route importing the package now: its own import is that route's
+_failed: list[BaseException] = []  # the error of the one import of the package that failed
+_importers: "list[Callable[[], object]]" = []  # how to import the package: the first one a route handed over
 
 
-def switch(value):
+def switch(value: str | None) -> bool | None:
     """True for an on word (or unset/empty), False for an off word, None for anything else."""
     value = (value or "").strip().lower()
     return True if value in ("",) + ON else False if value in OFF else None
 
 
-def record(route, claims_import=False):
+def record(route: str, claims_import: bool = False) -> None:
     """Record ``route``; ``claims_import``: the route imported the package itself just now,
     so the ``"import"`` its import recorded is this route's."""
     if claims_import and "import" in routes:
@@ -69,7 +85,7 @@ def record(route, claims_import=False):
         routes.append(route)
 
 
-def start(route, importer=None):
+def start(route: str, importer: "Callable[[], object] | None" = None) -> None:
     """Activate ``inductor_fix`` in this process by ``route`` (``"autoload"`` does nothing while
     ``INDUCTOR_FIX_AUTOLOAD`` is an off word): record it and hook torch's log registry and
     Inductor (see the module docstring). ``importer()`` imports the package: the entry module
@@ -89,10 +105,10 @@ def start(route, importer=None):
         _fault(route, error)
 
 
-def _on_torch(module):
-    internal = sys.modules.get("torch._logging._internal")
-    if getattr(internal, "register_log", None) is not None:
-        internal.register_log("inductor_fix", "inductor_fix")
+def _on_torch(module: "ModuleType") -> None:
+    register_log = getattr(sys.modules.get("torch._logging._internal"), "register_log", None)
+    if register_log is not None:
+        register_log("inductor_fix", "inductor_fix")
     misspelt = switch(os.environ.get(VARIABLE)) is None and os.environ.get(WARNED_VARIABLE) != os.environ[VARIABLE]
     if misspelt or os.environ.get(REPORT_VARIABLE):
         _import_package(module)
@@ -102,7 +118,7 @@ def _on_torch(module):
         os.environ[WARNED_VARIABLE] = os.environ[VARIABLE]
 
 
-def _import_package(module=None):
+def _import_package(module: "ModuleType | None" = None) -> bool:
     """Import the package (it patches Inductor as it imports); False, after one warning, if it
     cannot be imported (and False again, silently, if asked again: it is not tried twice)."""
     if "inductor_fix" in sys.modules:
@@ -121,12 +137,12 @@ def _import_package(module=None):
     return True
 
 
-def _fault(route, error):
+def _fault(route: str, error: BaseException) -> None:
     _warn(f"inductor_fix: not applied ({route}): {type(error).__name__}: {error}; this process runs stock torch "
           f"(reinstall inductor-fix; inductor-fix status says more)")
 
 
-def _warn(message, origin=None):
+def _warn(message: str, origin: str | None = None) -> None:
     """One warning: the package's warn-once where it is loaded (not imported anew for it: its
     import may be what failed), else a RuntimeWarning; stderr where warnings are errors.
     ``origin`` (``"$INDUCTOR_FIX_AUTOLOAD"``) names what caused it where no line of code did."""
@@ -153,33 +169,35 @@ def _warn(message, origin=None):
 
 
 class _CallbackLoader:  # a loader by protocol: importlib.abc would cost every start-up ~4 ms
-    def __init__(self, loader, name):
+    def __init__(self, loader: "Any", name: str) -> None:
         self._loader = loader
         self._name = name
 
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
+    def create_module(self, spec: "ModuleSpec") -> "ModuleType | None":
+        created: ModuleType | None = self._loader.create_module(spec)
+        return created
 
-    def exec_module(self, module):
+    def exec_module(self, module: "ModuleType") -> None:
         try:
             self._loader.exec_module(module)
         finally:
             module.__loader__ = self._loader
-            if getattr(module, "__spec__", None) is not None:
-                module.__spec__.loader = self._loader
+            spec = getattr(module, "__spec__", None)
+            if spec is not None:
+                spec.loader = self._loader
         FINDER.run(self._name, module)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> "Any":
         # get_source, get_code, is_package ... keep inspect and linecache working meanwhile.
         return getattr(self._loader, name)
 
 
 class _Finder:  # a sys.meta_path finder by protocol (find_spec)
-    def __init__(self):
-        self.hooks = {}  # module name -> [callback]
-        self.running = set()  # module names whose callbacks are running
+    def __init__(self) -> None:
+        self.hooks: dict[str, list[Callback]] = {}  # module name -> [callback]
+        self.running: set[str] = set()  # module names whose callbacks are running
 
-    def find_spec(self, fullname, path=None, target=None):
+    def find_spec(self, fullname: str, path: "Any" = None, target: "Any" = None) -> "ModuleSpec | None":
         if not self.hooks.get(fullname):
             return None
         for finder in sys.meta_path:
@@ -188,11 +206,11 @@ class _Finder:  # a sys.meta_path finder by protocol (find_spec)
             spec = finder.find_spec(fullname, path, target)
             if spec is not None:
                 if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-                    spec.loader = _CallbackLoader(spec.loader, fullname)
+                    spec.loader = _CallbackLoader(spec.loader, fullname)  # type: ignore[assignment]  # a loader by protocol
                 return spec
         return None
 
-    def run(self, name, module):
+    def run(self, name: str, module: "ModuleType") -> None:
         """Run ``name``'s callbacks in order, those registered meanwhile included (under the
         lock, the last look and leaving ``running`` are one step: none registered then is lost)."""
         with _LOCK:
@@ -220,7 +238,7 @@ FINDER = _Finder()
 _LOCK = _thread.RLock()
 
 
-def _call(callback, module):
+def _call(callback: "Callback", module: "ModuleType") -> None:
     """``callback(module)``, never raising into the import that runs it."""
     try:
         callback(module)
@@ -230,7 +248,7 @@ def _call(callback, module):
               f"{type(error).__name__}: {error}")
 
 
-def when_imported(name, callback):
+def when_imported(name: str, callback: "Callback") -> None:
     """Call ``callback(module)`` now if module ``name`` is loaded (after waiting for an import
     of it in progress in another thread), and each time an import executes it later (a reload
     gives new class objects): callbacks are idempotent. Registering one twice registers it
@@ -249,7 +267,7 @@ def when_imported(name, callback):
         _call(callback, module)
 
 
-def unregister(name, callback):
+def unregister(name: str, callback: "Callback") -> None:
     with _LOCK:
         callbacks = FINDER.hooks.get(name, [])
         if callback in callbacks:
@@ -259,7 +277,7 @@ def unregister(name, callback):
                 sys.meta_path.remove(FINDER)
 
 
-def loaded(name):
+def loaded(name: str) -> "ModuleType | None":
     """The module if an import of it has started, after waiting for that import to finish
     (``import_module`` takes the module's import lock); else None. Call it without holding
     locks a callback takes: the importing thread runs the callbacks before it releases the

@@ -39,47 +39,23 @@ CLI: ``inductor-fix status | check | run | report`` (also ``python -m inductor_f
 
 import _inductor_fix_startup
 
-from . import _report_writer
-from ._lifecycle import LIFECYCLE
 from ._version import __version__ as __version__
-from ._warnings import InductorFixWarning
-from .status import PatchStatus, State, Status
-
-__all__ = [
-    "InductorFixWarning",
-    "PatchStatus",
-    "State",
-    "Status",
-    "activity",
-    "applied",
-    "apply",
-    "is_patched",
-    "original",
-    "remove",
-    "removed",
-    "status",
-]
-
-activity = LIFECYCLE.activity
-apply = LIFECYCLE.apply
-remove = LIFECYCLE.remove
-status = LIFECYCLE.status
-applied = LIFECYCLE.applied
-removed = LIFECYCLE.removed
-is_patched = LIFECYCLE.is_patched
-original = LIFECYCLE.original
 
 
-def _apply_at_import() -> None:
-    try:
-        _inductor_fix_startup.start("import")  # recorded unless a route (autoload, run) is importing it
-        _report_writer.enable()
-        LIFECYCLE.request()
-    except Exception as error:  # never raise at import
-        from ._warnings import warn_once
+def _load_api() -> None:
+    """Put the public API (:mod:`inductor_fix._api`) in this namespace, which applies the fix;
+    once. ``import inductor_fix`` does it at once; in the ``inductor-fix`` program's own process
+    (:data:`_inductor_fix_startup.command_line`) the command does it if it needs the API."""
+    from . import _api
 
-        warn_once(f"inductor_fix: not applied, unexpected error: {type(error).__name__}: {error}")
+    globals().update({name: getattr(_api, name) for name in _api.__all__}, __all__=_api.__all__)
 
 
-_apply_at_import()
-del _apply_at_import
+if not _inductor_fix_startup.command_line:
+    _load_api()
+
+TYPE_CHECKING = False  # typing's, without importing typing: `inductor-fix run` pays for every import
+if TYPE_CHECKING:  # what _load_api puts here, as type checkers see it
+    from ._api import *  # noqa: F403
+    from ._api import __all__ as __all__
+del TYPE_CHECKING

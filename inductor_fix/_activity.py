@@ -9,6 +9,10 @@ detail's line, the ``inductor_fix`` logger logs it (debug), and with ``TORCH_TRA
 written as a trace artifact ``inductor_fix_<kind>`` (:mod:`inductor_fix._trace`). Every
 count is also added to ``torch._dynamo.utils.counters["inductor_fix"]``. Recording happens
 only when a patch acts, so a process where nothing needs fixing pays nothing here.
+
+Each detail also names the op Inductor was lowering when the patch acted (``"op":
+"aten.bmm"``, ``"flex_attention"``; absent outside a lowering, as in a benchmark deferred to
+scheduling), and every line says it: which template and which op, never a placeholder.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import sys
 import threading
 from typing import Any, Callable, NamedTuple
 
-__all__ = ["Activity", "Kind"]
+__all__ = ["Activity", "Kind", "lowering_op"]
 
 log = logging.getLogger("inductor_fix")
 
@@ -54,16 +58,21 @@ class Activity:
         self._index: dict[str, dict[str, Any]] = {}
 
     def line(self, detail: dict[str, Any]) -> str:
-        """The one line ``detail`` (with its ``"kind"``) reads as; a kind the patch did not
-        declare, or a detail its kind cannot read, reads as its kind's name."""
+        """The one line ``detail`` (with its ``"kind"``) reads as, with the op it was recorded in
+        (``"... (op aten.bmm)"``); a kind the patch did not declare, or a detail its kind cannot
+        read, reads as its kind's name."""
         kind = self.kinds.get(detail.get("kind", ""))
         try:
-            return kind.line(detail) if kind is not None else str(detail.get("kind"))
+            text = kind.line(detail) if kind is not None else str(detail.get("kind"))
         except Exception:  # a detail from another version's report: still say what it was
-            return str(detail.get("kind"))
+            text = str(detail.get("kind"))
+        return f"{text} (op {detail['op']})" if isinstance(detail.get("op"), str) else text
 
     def add(self, kind: str, count: int = 1, **detail: Any) -> None:
-        """Count ``count`` of ``kind``; keep ``detail`` (JSON-able values) while there is room."""
+        """Count ``count`` of ``kind``; keep ``detail`` (JSON-able values), with the op being
+        lowered (:func:`lowering_op`) unless it names one, while there is room."""
+        if detail and "op" not in detail and (op := lowering_op()) is not None:
+            detail["op"] = op
         with self._lock:
             self.counts[kind] = self.counts.get(kind, 0) + count
             if detail:
@@ -93,3 +102,18 @@ class Activity:
             self.counts.clear()
             self.details.clear()
             self._index.clear()
+
+
+def lowering_op() -> str | None:
+    """The op Inductor is lowering in this thread: the target of its graph's ``current_node``
+    (``torch/_inductor/graph.py``, ``GraphLowering.run_node``) by name (``"aten.bmm"``, not an
+    overload; ``"flex_attention"``); None outside a lowering. Imports nothing of torch."""
+    virtualized = sys.modules.get("torch._inductor.virtualized")
+    try:
+        target = getattr(virtualized.V.graph.current_node, "target", None)  # type: ignore[union-attr]
+    except Exception:  # no graph handler (a NullHandler has no node), no Inductor
+        return None
+    if target is None:
+        return None
+    name = str(getattr(target, "overloadpacket", target))  # aten.bmm.default -> aten.bmm
+    return getattr(target, "__name__", None) if name.startswith("<") else name

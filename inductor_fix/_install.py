@@ -17,9 +17,9 @@ import os
 import subprocess
 import sys
 import tempfile
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
-__all__ = ["EntryPoint", "advice", "entry_points"]
+__all__ = ["EntryPoint", "advice", "entry_points", "start_entry_points"]
 
 GROUP, NAME = "torch.backends", "inductor_fix"
 
@@ -73,18 +73,45 @@ def entry_points(python: str | None = None, timeout: float = 60) -> list[EntryPo
     this interpreter) with this environment, each loaded as torch would, from a scratch
     working directory (a checkout there must not stand in for an installed module). None if
     the probe itself could not run."""
-    with tempfile.TemporaryDirectory(prefix="inductor_fix_probe_") as scratch:
+    return start_entry_points(python, timeout)()
+
+
+def start_entry_points(python: str | None = None,
+                       timeout: float = 60) -> Callable[[], list[EntryPoint] | None]:
+    """:func:`entry_points`, started now in its own process: the function returned waits for it
+    and returns its result (``status`` does its own work meanwhile: the probe is a Python start
+    and a scan of every distribution's metadata)."""
+    scratch = tempfile.mkdtemp(prefix="inductor_fix_probe_")
+    try:
+        process = subprocess.Popen([python or sys.executable, "-c", _PROBE], cwd=scratch, stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL, text=True,
+                                   env=dict(os.environ, INDUCTOR_FIX_AUTOLOAD="0"))
+    except (OSError, subprocess.SubprocessError):
+        os.rmdir(scratch)
+        return lambda: None
+
+    def result() -> list[EntryPoint] | None:
         try:
-            result = subprocess.run([python or sys.executable, "-c", _PROBE], cwd=scratch, capture_output=True,
-                                    text=True, timeout=timeout, env=dict(os.environ, INDUCTOR_FIX_AUTOLOAD="0"))
-            return [EntryPoint(**entry) for entry in json.loads(result.stdout.strip().splitlines()[-1])]
-        except (OSError, subprocess.SubprocessError, ValueError, IndexError, TypeError):
+            output, _ = process.communicate(timeout=timeout)
+            return [EntryPoint(**entry) for entry in json.loads(output.strip().splitlines()[-1])]
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
             return None
+        except (OSError, ValueError, IndexError, TypeError):
+            return None
+        finally:
+            import shutil
+
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    return result
 
 
 def advice(entry: EntryPoint) -> str:
     """What to do about an entry point that does not load, in one paragraph."""
-    checkout = entry.source[len("file://"):] if (entry.source or "").startswith("file://") else None
+    source = entry.source or ""
+    checkout = source[len("file://"):] if source.startswith("file://") else None
     if entry.editable and checkout:
         why = (f"an editable install from {checkout}, which is at a commit without that module" if
                os.path.isdir(checkout) else f"an editable install from {checkout}, which is gone or moved")

@@ -25,10 +25,11 @@ import _inductor_fix_startup as startup
 from . import _trace
 from ._registry import ABSENT, Registry
 from ._version import __version__
-from ._versions import distribution_version
+from ._versions import triton_version
 from ._warnings import warn_once
-from .patches import PATCHES, NotNeeded, Patch, Unsupported
-from .patches.base import qualified_name, split_target, target_module
+from .patches import PATCHES, NotNeeded, Patch, Unsupported, fingerprints
+from .patches.record import Factory
+from .patches.target_names import qualified_name, split_target, target_module
 from .status import PatchStatus, State, Status
 
 __all__ = ["DISABLE_VARIABLE", "LIFECYCLE", "Lifecycle", "Record", "disabled_patches"]
@@ -163,14 +164,17 @@ class Lifecycle:
             chosen = {record.patch.name for record in selected}
             for record in self._records.values():
                 record.on = record.on or record.patch.name in chosen
-                record.disabled = record.patch.name in disabled
+                was_disabled, record.disabled = record.disabled, record.patch.name in disabled
                 if record.disabled and record.state in (State.REMOVED, State.PENDING):
                     record.set(State.DISABLED, f"{DISABLE_VARIABLE}={os.environ.get(DISABLE_VARIABLE)} disables it")
-                elif record.wanted and record.state in (State.REMOVED, State.DISABLED):
+                elif record.wanted and (record.state in (State.REMOVED, State.DISABLED) or was_disabled):
+                    record.decided_for = {}  # only probed while disabled: decided when its module is seen
                     record.set(State.PENDING, _waiting(record.patch, torch_missing))
-            if not any(record.wanted for record in self._records.values()):
+            if not any(record.on for record in self._records.values()):
                 return
-        # Outside the lock: it may wait for another thread's import, whose hook takes the lock.
+        # A disabled patch is hooked too: where its module loads, whether this torch has its crash is
+        # probed, which patches nothing. Outside the lock: it may wait for another thread's import,
+        # whose hook takes the lock.
         self._hook()
         with self._lock:
             if not any(record.on for record in self._records.values()):  # remove() ran meanwhile
@@ -185,6 +189,15 @@ class Lifecycle:
                 if not record.on or module.__name__ not in record.patch.modules:
                     continue
                 if record.disabled:
+                    if record.decided_for.get(module.__name__) != self._owners(record.patch, module):
+                        record.decided_for[module.__name__] = self._owners(record.patch, module)
+                        absent = _crash_absent(record.patch, module)
+                        off = f"{DISABLE_VARIABLE}={os.environ.get(DISABLE_VARIABLE)} disables it"
+                        if absent is None:
+                            record.set(State.DISABLED, off)
+                        else:  # off, and nothing to be off for: still protected
+                            record.set(State.NOT_NEEDED, f"{off}, and this torch does not have the crash it fixes: "
+                                                         f"{absent}")
                     if not record.said_disabled:  # said here, once torch's logging is set up
                         record.said_disabled = True
                         log.info("inductor_fix: %s %s: %s", record.patch.name, record.state, record.reason)
@@ -202,20 +215,23 @@ class Lifecycle:
         """Decide and, if right, wrap ``patch``'s targets in ``module``; never raises."""
         try:
             context = patch.decide(module)
-            patch.check_fingerprints(module, _torch_version() or "")
+            fingerprints.check(patch, module, _torch_version() or "")
             for target, factory in patch.targets_in(module.__name__).items():
                 owner_name, attribute = split_target(target)
-                self._registry.wrap(getattr(module, owner_name), attribute, lambda o, f=factory: f(o, context),
-                                    patch.name)
+
+                def wrapper(original: Any, factory: Factory = factory) -> Any:
+                    return factory(original, context)
+
+                self._registry.wrap(getattr(module, owner_name), attribute, wrapper, patch.name)
             if patch.verify is not None:
                 patch.verify(module)
         except NotNeeded as reason:
             return State.NOT_NEEDED, str(reason)
         except Exception as error:  # Unsupported, or anything unforeseen: never break Inductor.
             self._registry.restore_all({patch.name})
-            reason = str(error) if isinstance(error, Unsupported) else f"{type(error).__name__}: {error}"
-            warn_once(f"inductor_fix: {patch.name} patch not applied: {reason}", stacklevel=3)
-            return State.UNSUPPORTED, reason
+            why = str(error) if isinstance(error, Unsupported) else f"{type(error).__name__}: {error}"
+            warn_once(f"inductor_fix: {patch.name} patch not applied: {why}", stacklevel=3)
+            return State.UNSUPPORTED, why
         return State.APPLIED, patch.effect
 
     # --- removing ---------------------------------------------------------------------
@@ -257,7 +273,7 @@ class Lifecycle:
                     record.set(State.REMOVED, reason)
                 elif record.state == State.APPLIED:
                     record.set(State.REMOVED, "inductor_fix.remove() restored the originals")
-                elif record.state not in (State.DISABLED, State.REMOVED):  # keep saying why
+                elif record.state not in (State.DISABLED, State.REMOVED) and not record.disabled:  # keep saying why
                     record.set(State.REMOVED, f"inductor_fix.remove(); it had wrapped nothing "
                                f"({record.state}: {record.reason})")
             return self.status()
@@ -272,7 +288,7 @@ class Lifecycle:
         with self._lock:
             patches = tuple(PatchStatus(r.patch.name, _shown_targets(r.patch), r.state, r.reason,
                                         r.patch.activity.snapshot()["counts"]) for r in self._records.values())
-        return Status.of(patches, _torch_version(), distribution_version("triton"), __version__,
+        return Status.of(patches, _torch_version(), triton_version(), __version__,
                          tuple(startup.routes))
 
     def activity(self) -> dict[str, dict[str, Any]]:
@@ -321,7 +337,7 @@ class Lifecycle:
         owner, attribute = self._member(target)
         with self._lock:
             newest, oldest = self._registry.newest(owner, attribute), self._registry.find(owner, attribute)
-        if newest is None or not newest.active:
+        if newest is None or oldest is None or not newest.active:
             raise KeyError(f"{target} is not patched")
         return oldest.inherited() if oldest.original is ABSENT else oldest.original
 
@@ -355,18 +371,32 @@ class Lifecycle:
                 self.apply(*before)
 
 
+def _crash_absent(patch: Patch, module: ModuleType) -> str | None:
+    """Why stock ``module`` lacks the crash ``patch`` fixes (its ``lacks_crash`` probe, else its
+    ``decide``: NotNeeded is the reason), or None where it has it or that cannot be told. Patches
+    nothing; never raises."""
+    try:
+        if patch.lacks_crash is not None:
+            return patch.lacks_crash(module)
+        patch.decide(module)
+    except NotNeeded as reason:
+        return str(reason)
+    except Exception:  # cannot tell: the patch stays disabled, the process unprotected
+        return None
+    return None
+
+
 def _waiting(patch: Patch, torch_missing: bool) -> str:
     modules = " or ".join(patch.modules)
     return f"{'torch is not installed; ' if torch_missing else ''}waiting for {modules} to be imported"
 
 
-def _shown_targets(patch: Patch) -> str:
-    """The patch's targets as status shows them: those of the modules loaded in this process, where
-    one is (a patch may name the module each release keeps its target in); else all."""
+def _shown_targets(patch: Patch) -> tuple[str, ...]:
+    """The patch's targets as status shows them, full dotted names: those of the modules loaded in
+    this process, where one is (a patch may name the module each release keeps its target in); else all."""
     loaded = [module for module in patch.modules if module in sys.modules]
-    if not loaded or len(loaded) == len(patch.modules):
-        return patch.target
-    return ", ".join(qualified_name(t) for t in patch.targets if target_module(t) in loaded)
+    shown = loaded if loaded else patch.modules
+    return tuple(qualified_name(t) for t in patch.targets if target_module(t) in shown)
 
 
 #: The fix of this process.

@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Collection
 
-from .patches.base import function_of
+from ._members import function_of
 
 __all__ = ["ABSENT", "MARKER", "Entry", "Registry"]
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["DISTRIBUTION", "distribution_version", "please_report", "project_url", "release_of", "torch_version"]
+__all__ = ["DISTRIBUTION", "distribution_version", "module_version", "please_report", "project_url", "release_of",
+           "torch_version", "triton_version"]
 
 #: This project's distribution name (the import name is ``inductor_fix``).
 DISTRIBUTION = "inductor-fix"
@@ -23,9 +24,23 @@ def torch_version() -> str | None:
     imported yet: read from the ``__version__ = '...'`` line of the installed
     ``torch/version.py`` (which carries the local build tag that the distribution's metadata,
     ``"2.14.1"``, lacks); that metadata if the file cannot be read; None without torch."""
+    return module_version("torch", "version.py")
+
+
+def triton_version() -> str | None:
+    """``triton.__version__`` (``"3.8.0"``), read as :func:`torch_version` reads torch's, from
+    the installed ``triton/__init__.py`` (a nightly's ``pytorch-triton`` distribution included):
+    cheaper than the metadata, which ``status`` would otherwise import for it alone."""
+    return module_version("triton", "__init__.py")
+
+
+def module_version(package: str, filename: str) -> str | None:
+    """``package.__version__`` without importing ``package``: the module's if it is imported,
+    else the ``__version__ = '...'`` literal of the installed ``package/filename``, else the
+    distribution ``package``'s version; None where it is not installed."""
     import sys
 
-    version = getattr(sys.modules.get("torch"), "__version__", None)
+    version = getattr(sys.modules.get(package), "__version__", None)
     if version is not None:
         return str(version)
     import ast
@@ -33,10 +48,10 @@ def torch_version() -> str | None:
     import os
 
     try:
-        spec = importlib.util.find_spec("torch")  # a top-level name: imports nothing
+        spec = importlib.util.find_spec(package)  # a top-level name: imports nothing
         locations = list(spec.submodule_search_locations or []) if spec else []
         for location in locations:
-            with open(os.path.join(location, "version.py"), encoding="utf-8") as handle:
+            with open(os.path.join(location, filename), encoding="utf-8") as handle:
                 for node in ast.parse(handle.read()).body:
                     if (isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant)
                             and any(getattr(t, "id", None) == "__version__"
@@ -44,23 +59,30 @@ def torch_version() -> str | None:
                         return str(node.value.value)
     except (OSError, SyntaxError, ValueError, ImportError):
         pass
-    return distribution_version("torch")
+    return distribution_version(package)
 
 
 def triton_required() -> str | None:
-    """The triton release the installed torch declares it needs (``"3.8.0"``: CUDA builds pin
-    one in their metadata), or None (a CPU build, or no torch)."""
-    import re
+    """The triton the installed torch declares it needs, as its requirement says it
+    (``"triton==3.8.0"``, 2.15.0's ``"triton~=3.9.0"``, a nightly's ``"pytorch-triton==..."``):
+    read from torch's own distribution metadata (CUDA builds declare one), its environment
+    marker evaluated here; None where it declares none (a CPU build, another platform, no torch)."""
     from importlib import metadata
+
+    from packaging.requirements import InvalidRequirement, Requirement
 
     try:
         requirements = metadata.requires("torch") or []
     except metadata.PackageNotFoundError:
         return None
-    for requirement in requirements:
-        found = re.match(r"triton\s*==\s*([\w.]+)", requirement)
-        if found:
-            return found.group(1)
+    for text in requirements:
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if requirement.name in ("triton", "pytorch-triton") and (
+                requirement.marker is None or requirement.marker.evaluate({"extra": ""})):
+            return f"{requirement.name}{requirement.specifier}"
     return None
 
 
@@ -77,7 +99,7 @@ def project_url(label: str) -> str | None:
     for entry in entries:
         name, _, url = entry.partition(",")
         if name.strip().lower() == label.lower():
-            return url.strip()
+            return str(url).strip()
     return None
 
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import Callable
+from typing import Any, Callable
 
 __all__ = ["main"]
 
@@ -25,8 +24,10 @@ def settle_modules() -> None:
 
 
 def _status(args: argparse.Namespace) -> int:
-    import inductor_fix
+    from ._install import advice, start_entry_points
 
+    found_entry_points = start_entry_points()  # a process of its own: it runs while this one works
+    inductor_fix = _applied()
     if not args.no_load:
         try:
             import torch._inductor.select_algorithm  # noqa: F401  (resolves "pending")
@@ -37,9 +38,7 @@ def _status(args: argparse.Namespace) -> int:
         except Exception as error:  # a broken torch install
             print(f"inductor_fix status: importing torch failed: {type(error).__name__}: {error}", file=sys.stderr)
     status = inductor_fix.status()
-    from ._install import advice, entry_points
-
-    found = entry_points()
+    found = found_entry_points()
     broken = [entry for entry in found or () if entry.error]
     off = _autoload_off()
     off_here = off if "run" not in status.activated_by else None  # run brings it to every process itself
@@ -52,6 +51,8 @@ def _status(args: argparse.Namespace) -> int:
                 "at import torch)" if status.torch_version is None else
                 "ok (torch loads the entry point at import torch)")
     if args.json:
+        import json
+
         print(json.dumps({**status.to_dict(), "autoload": {"ok": None if found is None else not broken,
                                                            "off": off, "text": autoload}}, indent=2))
     else:
@@ -116,6 +117,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
+    import json
+
     from .report import ReportError, format_summary, read, summarize
 
     try:
@@ -131,19 +134,22 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    _applied()
     from .check.runner import run_check
 
     return run_check(ops=args.ops, device=args.device, jobs=args.jobs, timeout=args.timeout, json_path=args.json)
 
 
 def _ops(text: str) -> list[str]:
+    from .check.table import broken_parts
     from .check.table import ops as known
 
     ops = list(dict.fromkeys(op.strip() for op in text.split(",") if op.strip()))
     unknown = [op for op in ops if op not in known()]
     if unknown:
+        unread = "".join(f"; {name}'s check part cannot be read ({reason})" for name, reason in broken_parts().items())
         raise argparse.ArgumentTypeError(f"unknown op {', '.join(map(repr, unknown))}; the ops: "
-                                         f"{', '.join(known())}")
+                                         f"{', '.join(known())}{unread}")
     if not ops:
         raise argparse.ArgumentTypeError(f"expected a comma-separated list of {', '.join(known())}; got {text!r}")
     return ops
@@ -211,21 +217,25 @@ class _Subcommand(argparse.ArgumentParser):
         return namespace, extras
 
 
-def _claim_own_import() -> None:
-    """As the ``inductor-fix`` program (or ``python -m inductor_fix``), this process imported the
-    package itself: that import is the command's (``activated by: cli``), not a user's."""
+def _applied() -> Any:
+    """The package, its public API loaded and the fix applied in this process, which is the
+    command's own (``activated by: cli``), not a user's import: the ``inductor-fix`` program
+    leaves that to the commands that need it (:data:`_inductor_fix_startup.command_line`)."""
     import os
 
+    import _inductor_fix_startup
+
+    import inductor_fix
+
+    inductor_fix._load_api()
     main_module = getattr(sys.modules.get("__main__"), "__spec__", None)
     if os.path.basename(sys.argv[0]).startswith("inductor-fix") or \
             getattr(main_module, "name", None) == "inductor_fix.__main__":
-        import _inductor_fix_startup
-
         _inductor_fix_startup.record("cli", claims_import=True)
+    return inductor_fix
 
 
 def main(argv: list[str] | None = None) -> int:
-    _claim_own_import()
     stdout = sys.stdout
     sys.stdout = _ReaderMayLeave(stdout)
     try:
@@ -236,39 +246,50 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout = stdout
 
 
-def _main(argv: list[str] | None) -> int:
-    from .check.runner import EXIT_STATUS
+class _Parser(argparse.ArgumentParser):
+    """The top-level parser: its description (the patch table) is built only when help is
+    printed, so that a command never pays for what only ``--help`` shows."""
 
-    from ._version import __version__
-    from ._versions import DISTRIBUTION, distribution_version, project_url
+    def __init__(self, *args: Any, describe: Callable[[], str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._describe = describe
+
+    def format_help(self) -> str:
+        self.description = self._describe()
+        return super().format_help()
+
+
+class _Version(argparse.Action):
+    """``--version``: the installed distribution's version, looked up only when asked for."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="show program's version number and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option: Any = None) -> None:
+        from ._version import __version__
+        from ._versions import DISTRIBUTION, distribution_version
+
+        installed = distribution_version(DISTRIBUTION)
+        version = installed if installed == __version__ else \
+            f"{__version__} (running from {__file__.rsplit('/', 2)[0]})"
+        parser.exit(message=f"{DISTRIBUTION} {version}\n")
+
+
+def _describe() -> str:
     from .patches import PATCHES
 
-    program = _program()
-    issues = project_url("Issues")
-    parser = argparse.ArgumentParser(
-        prog=program,
-        description="Fix for Inductor's max-autotune template-argument crashes:\n"
-        + "\n".join(f"  {patch.name}: {patch.upstream}" for patch in PATCHES),
-        epilog=f"examples:\n  {program} status --require protected   # exit 1 unless this torch is protected\n"
-        f"  {program} check\n  {program} run --report job.jsonl -- torchrun --nproc-per-node 8 train.py\n"
-        f"  {program} report job.jsonl"
-        + (f"\n\nreport bugs: {issues}" if issues else ""),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    installed = distribution_version(DISTRIBUTION)
-    version = installed if installed == __version__ else f"{__version__} (running from {__file__.rsplit('/', 2)[0]})"
-    parser.add_argument("--version", action="version", version=f"{DISTRIBUTION} {version}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{status,check,run,report}",
-                                     parser_class=_Subcommand)
+    return ("Fix for Inductor's max-autotune template-argument crashes:\n"
+            + "\n".join(f"  {patch.name}: {patch.upstream}" for patch in PATCHES))
 
-    status = commands.add_parser(
-        "status", help="what is patched on this torch, and why",
-        description="What is patched on this torch, and why, and whether torch's autoload brings the fix to "
+
+def _add_status(status: argparse.ArgumentParser, program: str) -> None:
+    status.description = (
+        "What is patched on this torch, and why, and whether torch's autoload brings the fix to "
         "every process of this environment. Exit 0; exit 1 if torch cannot load the package's entry point (every "
         "import torch fails) or its editable install's stand-in cannot run it; with --require protected, also exit 1 "
         "unless the fix is applied or not needed and autoload is on (or this runs under inductor-fix run) (reason "
-        "on stderr).",
-    )
+        "on stderr).")
     status.add_argument("--json", action="store_true", help="print the status as JSON")
     status.add_argument(
         "--no-load", action="store_true", help="do not import torch._inductor (state may stay 'pending')"
@@ -277,48 +298,51 @@ def _main(argv: list[str] | None) -> int:
                         help="exit 1 unless this torch is protected (state applied or not-needed)")
     status.set_defaults(run=_status)
 
-    run = commands.add_parser(
-        "run", help="run a command with the fix active in every Python process it starts",
-        description="Run CMD with the fix active in every Python process it starts (the command, torchrun "
+
+def _add_run(run: argparse.ArgumentParser, program: str) -> None:
+    run.description = (
+        "Run CMD with the fix active in every Python process it starts (the command, torchrun "
         "ranks, multiprocessing children, Inductor's compile and autotune workers), through a "
         "sitecustomize put first on PYTHONPATH; an existing sitecustomize still runs. Installed files are "
         "not edited. INDUCTOR_FIX_DISABLE still applies in every process. Exit status: CMD's; 127 if CMD "
         "is not found, 126 if it cannot be executed, 2 if there is no CMD or --report FILE cannot be appended to "
-        "(FILE is created empty; a job in which no process loaded Inductor leaves it empty).",
-        usage=f"{program} run [--report FILE] -- CMD [ARGS ...]",
-    )
+        "(FILE is created empty; a job in which no process loaded Inductor leaves it empty).")
+    run.usage = f"{program} run [--report FILE] -- CMD [ARGS ...]"
     run.add_argument("--report", metavar="FILE",
                      help="every Python process of CMD that loads Inductor appends one JSON line to FILE when it "
                      "exits (what the fix did there); read it with: report FILE")
     run.add_argument("cmd", nargs=argparse.REMAINDER, metavar="CMD", help="the command and its arguments")
     run.set_defaults(run=_run)
 
-    from .report import EXIT_STATUS as REPORT_EXIT_STATUS
 
-    report = commands.add_parser(
-        "report", help="what the fix did across a job's processes, and whether it is still needed",
-        description="Fold a job report (run --report FILE, or INDUCTOR_FIX_REPORT=FILE) into one screen: first "
+def _add_report(report: argparse.ArgumentParser, program: str) -> None:
+    from .report import EXIT_STATUS
+
+    report.description = (
+        "Fold a job report (run --report FILE, or INDUCTOR_FIX_REPORT=FILE) into one screen: first "
         "line 'needed: yes', 'needed: no' or 'needed: unknown', then what each patch did in which process, "
-        "and advice. Exit status: " + "; ".join(f"{code} {meaning}" for code, meaning in REPORT_EXIT_STATUS.items())
-        + ".",
-    )
+        "and advice. Exit status: " + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_STATUS.items()) + ".")
     report.add_argument("file", metavar="FILE", help="the report file (JSON lines)")
     report.add_argument("--json", action="store_true", help='print the summary as JSON (top-level "needed": '
                         "true, false or null)")
     report.set_defaults(run=_report)
 
-    check = commands.add_parser(
-        "check", help="reproduce the crash stock vs patched on this torch",
-        description="Reproduce the crashes on this torch, stock (INDUCTOR_FIX_DISABLE=1) and patched, each "
-        "case in a fresh process and Inductor cache. Exit status: "
-        + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_STATUS.items()) + ".",
-    )
-    from .check.table import default_ops, workloads
 
+def _add_check(check: argparse.ArgumentParser, program: str) -> None:
+    # Only check reads the patches' check parts, and only when it is the command.
+    from .check.runner import EXIT_STATUS
+    from .check.table import broken_parts, default_ops, workloads
+
+    check.description = (
+        "Reproduce the crashes on this torch, stock (INDUCTOR_FIX_DISABLE=1) and patched, each "
+        "case in a fresh process and Inductor cache. Exit status: "
+        + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_STATUS.items()) + ".")
     described = "; ".join(f"{op}: {workload.help}" for op, workload in workloads().items() if workload.help)
+    unread = "".join(f" ({name}'s check part cannot be read: its ops are missing)" for name in broken_parts())
     check.add_argument(
-        "--ops", type=_ops, default=",".join(default_ops()),
-        help=f"comma-separated, from {', '.join(workloads())} ({described}) (default: %(default)s)",
+        "--ops", type=_ops, default=None,
+        help=f"comma-separated, from {', '.join(workloads())} ({described}){unread} (default: "
+        f"{','.join(default_ops())})",
     )
     check.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                        help="cuda: run the kernels on the GPU and compare outputs with eager; cpu: the Triton-on-CPU "
@@ -332,14 +356,48 @@ def _main(argv: list[str] | None) -> int:
     check.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     check.set_defaults(run=_check)
 
+
+#: Each command: its one-line help, and how its parser is built (only for the command being run:
+#: ``run`` and ``status`` never import what ``check`` reads).
+COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser, str], None]]] = {
+    "status": ("what is patched on this torch, and why", _add_status),
+    "check": ("reproduce the crash stock vs patched on this torch", _add_check),
+    "run": ("run a command with the fix active in every Python process it starts", _add_run),
+    "report": ("what the fix did across a job's processes, and whether it is still needed", _add_report),
+}
+
+
+def _main(argv: list[str] | None) -> int:
+    program = _program()
     words = sys.argv[1:] if argv is None else argv
     command = next((i for i, word in enumerate(words) if not word.startswith("-")), len(words))
+    chosen = words[command] if command < len(words) else None
+
+    def epilog() -> str:
+        from ._versions import project_url
+
+        issues = project_url("Issues")
+        return (f"examples:\n  {program} status --require protected   # exit 1 unless this torch is protected\n"
+                f"  {program} check\n  {program} run --report job.jsonl -- torchrun --nproc-per-node 8 train.py\n"
+                f"  {program} report job.jsonl" + (f"\n\nreport bugs: {issues}" if issues else ""))
+
+    parser = _Parser(prog=program, describe=_describe, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action=_Version)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{status,check,run,report}",
+                                     parser_class=_Subcommand)
+    subparsers = {}
+    for name, (summary, build) in COMMANDS.items():
+        subparsers[name] = commands.add_parser(name, help=summary)
+        if name == chosen:
+            build(subparsers[name], program)
     unknown = [word for word in words[:command] if word not in ("-h", "--help", "--version")]
     if unknown:  # before the subcommand: name them, not the missing subcommand
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    if chosen is None or any(word in ("-h", "--help") for word in words[:command]):
+        parser.epilog = epilog()
     args = parser.parse_args(argv)
     if args.run is _run and not [word for word in args.cmd if word != "--"]:
-        run.error("no command given")
+        subparsers["run"].error("no command given")
     return args.run(args)
 
 

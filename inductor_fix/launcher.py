@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from typing import Mapping, NoReturn, Sequence
 
@@ -91,7 +90,7 @@ def run(command: Sequence[str], report: str | None = None) -> NoReturn | int:
         if os.sep in command[0] and os.path.exists(command[0]):  # a shell's 126, not "not found"
             raise LaunchError(f"cannot run {command[0]}: not an executable file", 126)
         raise LaunchError(f"command not found: {command[0]}")
-    from ._report_writer import VARIABLE
+    from _inductor_fix_startup import REPORT_VARIABLE as VARIABLE
 
     if report is not None:
         env[VARIABLE] = report_path(report)
@@ -104,6 +103,8 @@ def run(command: Sequence[str], report: str | None = None) -> NoReturn | int:
     sys.stderr.flush()
     try:
         if os.name == "nt":
+            import subprocess  # here: on POSIX this process becomes the command, and pays only for what it uses
+
             return subprocess.call([program, *command[1:]], env=env)
         os.execve(program, list(command), env)
     except OSError as error:  # no shebang, a missing interpreter: as a shell, exit 126

@@ -3,8 +3,9 @@
 :func:`read` and :func:`summarize` (``inductor-fix report FILE``) fold the lines that every
 process of a job appended (:mod:`inductor_fix._report_writer`, ``INDUCTOR_FIX_REPORT``) into
 one answer, ``needed`` (True, False, or None when nothing could be judged), what happened
-where, and advice; :func:`format_summary` prints it, each patch's details in the lines its
-activity kinds read as (the patch table's).
+where, and advice (a process that died of a patch's stock crash, ``Patch.crash``, is told
+so); :func:`format_summary` prints it, each patch's details in the lines its activity kinds
+read as (the patch table's).
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import patches as table
 from ._report_writer import FORMAT, VARIABLE
+from ._versions import please_report
 from .status import PROTECTED_STATES
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from .patches.base import Patch
+    from .patches.record import Patch
 
 __all__ = ["EXIT_STATUS", "FORMAT", "VARIABLE", "ReportError", "Summary", "format_summary", "read", "summarize"]
 
@@ -55,7 +57,8 @@ def read(path: str) -> tuple[list[dict[str, Any]], list[Skipped]]:
         raise ReportError(f"cannot read {path}: {error.strerror or error}") from None
     import json
 
-    usable, garbled, other, ours = [], 0, {}, 0
+    usable, garbled, ours = [], 0, 0
+    other: dict[str, int] = {}
     for raw in text.splitlines():
         if not raw.strip():
             continue
@@ -107,7 +110,7 @@ def _well_formed(entry: Any) -> bool:
             and type(entry.get("benchmarks", 0)) is int)
 
 
-class Summary(dict):
+class Summary(dict[str, Any]):
     """The folded report, JSON-able: ``needed`` (True/False/None), ``processes``,
     ``patches`` {name: {states, processes_acted, counts, where}}, ``lines_unread`` (the lines
     :func:`read` skipped, counted in ``notes``), ``advice``, ``notes``."""
@@ -173,12 +176,24 @@ def summarize(entries: list[dict[str, Any]], skipped: Iterable[Skipped] = (), no
     summary = Summary(needed=needed, processes=len(entries), processes_with_fix_on=len(on), benchmarks=benchmarks,
                       torch=torches,
                       inductor_fix=sorted({str(e.get("inductor_fix")) for e in entries}), patches=patches,
-                      died_in_compile=[{"process": _where(e), **e["exit_error"]} for e in died[:5]],
+                      died_in_compile=[_died(e) for e in died[:5]],
                       notes=list(notes))
     summary["processes_died_in_compile"] = len(died)
     summary["lines_unread"] = unread
     summary["advice"] = _advice(summary, entries, blind)
     return summary
+
+
+def _died(entry: dict[str, Any]) -> dict[str, Any]:
+    """What a process that died in a compile died of: its ``exit_error``, and where that error is
+    the stock crash of a patch of the table (``Patch.crash``), that patch (``kind``) and its state
+    in the process (``kind_state``)."""
+    died = {"process": _where(entry), **entry["exit_error"]}
+    kind = table.by_crash(died["error"])
+    if kind is not None:
+        states = {p.get("name"): p.get("state") for p in entry["patches"]}
+        died.update(kind=kind.name, kind_state=states.get(kind.name))
+    return died
 
 
 def _died_in_compile(entry: dict[str, Any]) -> bool:
@@ -192,21 +207,19 @@ def _died_advice(summary: Summary) -> str:
     where = f", raised in {raised_in}" if raised_in else ""
     died = (f"{summary['processes_died_in_compile']} process(es) died of an exception raised in a compile "
             f"({first['process']}: {first['error']}{where})")
-    import re
-
-    if re.search(_BUG, first["error"]):
-        return (f"{died}: that is the crash inductor_fix fixes; run the job with the fix on (INDUCTOR_FIX_DISABLE "
-                "unset; inductor-fix status says whether it applies to this torch)")
+    kind = _known(first["kind"]) if isinstance(first.get("kind"), str) else None
+    if kind is not None and first.get("kind_state") in PROTECTED_STATES:
+        return (f"{died}: that is how the crash {kind.name} fixes ends ({kind.upstream}), yet {kind.name} was "
+                f"{first['kind_state']} in that process: {please_report('this report and inductor-fix status --json')}")
+    if kind is not None:
+        return (f"{died}: that is the crash inductor_fix fixes ({kind.name}: {kind.upstream}); run the job with the "
+                "fix on (INDUCTOR_FIX_DISABLE unset; inductor-fix status says whether it applies to this torch)")
     ours = raised_in is not None and raised_in.startswith("inductor_fix/")
     blame = ("" if ours or raised_in is None else
              "; that error is not inductor_fix's: a traceback that passes through inductor_fix/patches/ shows "
              "the call it passed on unchanged (INDUCTOR_FIX_DISABLE=1 gives the same error)")
     return (f"{died}{blame}; a compile that did not finish cannot show whether the fix is needed: fix that "
             "error, then run the job again")
-
-
-#: The two TypeErrors the bugs end in (README): a launch with more, or fewer, arguments than the kernel takes.
-_BUG = r"launcher\(\) (got multiple values for argument|missing \d+ required positional argument)"
 
 
 def _advice(summary: Summary, entries: list[dict[str, Any]], blind: list[dict[str, Any]]) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Sequence
+from typing import Any, Sequence
 
 __all__ = ["PROTECTED_STATES", "PatchStatus", "State", "Status"]
 
@@ -42,16 +42,16 @@ PROTECTED_STATES = (State.APPLIED, State.NOT_NEEDED)
 
 @dataclasses.dataclass(frozen=True)
 class PatchStatus:
-    """One patch: ``name`` (a patch of ``inductor_fix.patches.PATCHES``), the dotted
-    ``target`` (or targets, comma-separated) it wraps, its ``state``, and a one-line
+    """One patch: ``name`` (a patch of ``inductor_fix.patches.PATCHES``), the ``targets`` it
+    wraps (full dotted names; of the modules this torch has), its ``state``, and a one-line
     ``reason``."""
 
     name: str
-    target: str
+    targets: tuple[str, ...]
     state: State
     reason: str
     #: What it did in this process: kind -> count (``inductor_fix.activity()`` has the details).
-    activity: dict = dataclasses.field(default_factory=dict)
+    activity: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,7 +67,8 @@ class Status:
     ``reason`` says why in one line. ``patches`` lists every patch.
     ``torch_version`` is ``torch.__version__`` (``"2.14.1+cu130"``), read from the installed
     ``torch/version.py`` while torch is not imported (the same string either way);
-    ``triton_version`` the installed distribution's. Both are None when not installed.
+    ``triton_version`` the installed triton's (``triton.__version__``, read the same way). Both
+    are None when not installed.
     ``inductor_fix_version`` is this package's version. ``activated_by`` says how the
     package was activated in this process, first first: ``"autoload"`` (installed: torch's
     ``torch.backends`` entry point, at ``import torch``), ``"import"`` (``import
@@ -118,10 +119,11 @@ class Status:
                 return patch
         raise KeyError(name)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         import json
 
-        return json.loads(json.dumps(dataclasses.asdict(self), default=str))
+        data: dict[str, Any] = json.loads(json.dumps(dataclasses.asdict(self), default=str))
+        return data
 
     def format(self, width: int = 100, after_headline: Sequence[str] = ()) -> str:
         """Human-readable summary, as printed by ``inductor-fix status``: lines of at most
@@ -139,7 +141,7 @@ class Status:
                                initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False)
         indent = " " * 32
         for patch in self.patches:
-            targets = [target.strip().removeprefix(module) for target in patch.target.split(",")]
+            targets = [target.removeprefix(module) for target in patch.targets] or ["-"]
             lines.append(f"  {patch.name:<17} {str(patch.state):<11} {targets[0]}")
             lines += [indent + target for target in targets[1:]]
             lines += textwrap.wrap(patch.reason, width, initial_indent=indent, subsequent_indent=indent,

@@ -2,11 +2,11 @@
 
 Each drill takes the installed torch, calls it ``2.16.0.dev20261201+cu130`` (a
 release with no recorded fingerprints, so only the behaviour probes judge it),
-changes ``torch._inductor.select_algorithm`` the way upstream changes usually
-look, and then applies the package exactly as ``import inductor_fix`` would.
-Drills that move what one patch wraps are the ``drills`` part of its folder
-(``inductor_fix/patches/<folder>/drills.py``: a :class:`~inductor_fix.check.parts.DrillsPart`,
-``drills``: name -> ``(move, state)``); the general ones are here, and each patch says in its
+changes a module of Inductor (``select_algorithm``, or wherever the target it moves is) the
+way upstream changes usually look, and then applies the package exactly as ``import
+inductor_fix`` would. Drills that move what one patch wraps are the ``drills`` part of its
+folder (``inductor_fix/patches/<folder>/drills.py``: a :class:`~inductor_fix.check.parts.DrillsPart`,
+``drills``: name -> :class:`~inductor_fix.check.parts.Drill`); the general ones are here, and each patch says in its
 part which of them leave it other than ``applied`` (``under``):
 
 - ``stock``: nothing moved (the control).
@@ -31,7 +31,8 @@ import textwrap
 import types
 from typing import Any, Callable, NamedTuple
 
-__all__ = ["DRILLS", "NIGHTLY", "Drill", "drills", "expected_states", "gains_keyword", "main", "redefined", "run"]
+__all__ = ["DRILLS", "NIGHTLY", "Drill", "drills", "expected_states", "gains_keyword", "main", "moved_module",
+           "redefined", "run", "unreadable"]
 
 NIGHTLY = "2.16.0.dev20261201+cu130"
 
@@ -69,11 +70,13 @@ def _renamed_class(module: types.ModuleType) -> None:
 
 
 class Drill(NamedTuple):
-    """``move(select_algorithm)`` changes the module; ``expected``: patch name -> state for
-    the patches it moves (every other patch of the table must say ``applied``)."""
+    """``move(module)`` changes the module; ``expected``: patch name -> state for the patches it
+    moves (every other patch of the table must say ``applied``); ``modules``: the modules it may
+    move, the first this torch has is (empty: ``select_algorithm``)."""
 
     move: Callable[[types.ModuleType], None]
     expected: dict[str, str]
+    modules: tuple[str, ...] = ()
 
 
 #: The general drills: name -> how it moves the module (each patch's ``under`` says what it expects).
@@ -91,40 +94,77 @@ CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def drills_part(patch: Any) -> Any:
     """``patch``'s :class:`~inductor_fix.check.parts.DrillsPart`: the installed package's, else
-    the checkout's ``inductor_fix/patches/<folder>/drills.py``; None if neither has one."""
+    the checkout's ``inductor_fix/patches/<folder>/drills.py``; None if neither has one.
+    :class:`~inductor_fix.check.parts.PartError` if it cannot be read."""
     import importlib.util
 
-    from inductor_fix.check.parts import DrillsPart, part
+    from inductor_fix.check.parts import DrillsPart, PartError, part
 
     found = part(patch, "drills")
-    path = os.path.join(CHECKOUT, "inductor_fix", "patches", patch.module, "drills.py")
+    path = os.path.join(CHECKOUT, "inductor_fix", "patches", patch.folder, "drills.py")
     if found is not None or patch.package or not os.path.isfile(path):
         return found
-    name = f"inductor_fix.patches.{patch.module}.drills"
+    name = f"inductor_fix.patches.{patch.folder}.drills"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # its relative imports resolve in the installed package
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:
+        raise PartError(patch.name, "drills", f"{path} failed to load: {type(error).__name__}: {error}") from error
     if not isinstance(getattr(module, "PART", None), DrillsPart):
-        raise TypeError(f"{path} must define PART, a DrillsPart")
+        raise PartError(patch.name, "drills", f"{path} must define PART, a DrillsPart")
     return module.PART
+
+
+def unreadable(patches: Any = None) -> dict[str, str]:
+    """Patch name -> why its drills part cannot be read (``main`` fails on each, naming it)."""
+    from inductor_fix.check.parts import PartError
+    from inductor_fix.check.parts import patches as table
+
+    broken = {}
+    for patch in table() if patches is None else patches:
+        try:
+            drills_part(patch)
+        except PartError as error:
+            broken[patch.name] = str(error)
+    return broken
 
 
 def drills(patches: Any = None) -> dict[str, Drill]:
     """Every drill: the general ones, then each patch's (its folder's ``drills`` part), with
-    the state each expects of each patch of ``patches`` (default: the table)."""
-    from inductor_fix.check.parts import DrillsPart
+    the state each expects of each patch of ``patches`` (default: the table). A patch whose part
+    cannot be read adds none (:func:`unreadable` names it)."""
+    from inductor_fix.check.parts import DrillsPart, PartError
     from inductor_fix.check.parts import patches as table
 
     patches = table() if patches is None else patches
     kit = sys.modules[__name__]
-    parts = {patch.name: drills_part(patch) or DrillsPart() for patch in patches}
+    parts = {}
+    for patch in patches:
+        try:
+            parts[patch.name] = drills_part(patch) or DrillsPart()
+        except PartError:
+            parts[patch.name] = DrillsPart()
     found = {name: Drill(move, {patch: record.under[name] for patch, record in parts.items() if name in record.under})
              for name, move in GENERAL.items()}
     for patch, record in parts.items():
-        for name, (move, state) in record.drills.items():
-            found[name] = Drill(lambda module, move=move: move(module, kit), {patch: state})
+        for name, drill in record.drills.items():
+            found[name] = Drill(lambda module, move=drill.move: move(module, kit), {patch: drill.state}, drill.modules)
     return found
+
+
+def moved_module(drill: Drill) -> types.ModuleType:
+    """The module ``drill`` moves: the first of its ``modules`` this torch has, imported
+    (``select_algorithm`` where it names none). ImportError if it has none of them."""
+    import importlib
+
+    for name in drill.modules or ("torch._inductor.select_algorithm",):
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    raise ImportError(f"this torch has none of {', '.join(drill.modules)}")
 
 
 DRILLS: dict[str, Drill] = drills()
@@ -154,9 +194,10 @@ def _one(name: str, extra: str | None = None) -> dict:
         table.PATCHES = (*table.PATCHES, importlib.import_module(extra).PATCH)
         lifecycle = Lifecycle(table.PATCHES)  # the package's own applied nothing (disabled)
     torch.__version__ = NIGHTLY
-    from torch._inductor import select_algorithm
+    import torch._inductor.select_algorithm  # noqa: F401  (every drill's torch has Inductor loaded)
 
-    drills()[name].move(select_algorithm)
+    drill = drills()[name]
+    drill.move(moved_module(drill))
     os.environ.pop("INDUCTOR_FIX_DISABLE")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -197,6 +238,9 @@ def main(argv: list[str]) -> int:
         return 2
     print(f"torch {NIGHTLY} (the installed torch, renamed), each drill in a fresh process:")
     failed = 0
+    for patch, reason in unreadable().items():
+        print(f"{patch}: ERROR its drills part cannot be read: {reason}")
+        failed += 1
     for name in names:
         result = run(name)
         if "error" in result:

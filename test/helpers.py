@@ -15,8 +15,10 @@ from typing import Any
 import torch
 from packaging.version import Version
 
+from inductor_fix._launch import LAUNCHER_ERRORS
 from inductor_fix._versions import release_of
 from inductor_fix.check import parts
+from inductor_fix.check.harness import ORACLE_ERROR
 
 TORCH_RELEASE = Version(release_of(torch.__version__))
 HAS_CUDA = torch.cuda.is_available()
@@ -32,18 +34,10 @@ except ImportError:  # torch <= 2.7 calls it fresh_inductor_cache
 TOLERANCE = {"float32": 1e-3, "float16": 2e-2, "bfloat16": 6e-2}
 #: The same for a float32 matmul template's output (no reduction order but the template's own).
 MATMUL_TOLERANCE = 1e-4
-#: What stock's launch of a kernel of another arity raises, every form 2.8-2.15 has: the generated
-#: ``def launcher(<kernel args>, _grid_0, _grid_1, _grid_2, stream)`` given one argument too many
-#: (``stream`` twice) or more (``takes N positional arguments``), too few (``missing 1``, ``2`` or more
-#: ``required positional arguments``: ``'_grid_2'``, ``'_grid_1' and '_grid_2'``); 2.13+'s
-#: ``_check_launcher_call_args`` (``too many positional arguments - expected N, got M``); and the
-#: CPU harness's arity oracle (``inspect.Signature.bind``'s ``missing a required argument``).
-LAUNCHER_ERROR = (
-    r"TypeError: .*(launcher\(\) got multiple values for argument 'stream'"
-    r"|launcher\(\) missing \d+ required positional arguments?: "
-    r"|launcher\(\) takes \d+ positional arguments? but \d+ (were|was) given"
-    r"|too many positional arguments|missing a required argument)"
-)
+#: What stock's launch of a kernel of another arity raises: the Triton patches' stock crash, as
+#: their ``Patch.crash`` declares it (``inductor_fix._launch.LAUNCHER_ERRORS``: every launcher form
+#: 2.8-2.15 has), and the CPU harness's arity oracle, raised in the launcher's place.
+LAUNCHER_ERROR = "|".join(f"(?:{form})" for form in (*LAUNCHER_ERRORS, ORACLE_ERROR))
 #: Relative difference a real client's training loss may have from its reference run, per dtype.
 LOSS_TOLERANCE = {"float32": 1e-4, "bfloat16": 2e-2}
 
@@ -91,6 +85,18 @@ class Node:
 
     def __repr__(self) -> str:
         return f"Node({self.name!r})"
+
+def lowering(target: Any) -> Any:
+    """A context in which Inductor lowers an op of ``target`` (``torch.ops.aten.mm.default``): its
+    graph handler's ``current_node`` is such a node, as ``GraphLowering.run_node`` sets it; for a
+    patch's wrapper called outside a compile, where its activity names the op it acts in."""
+    import types
+
+    from torch._inductor.virtualized import V
+
+    node = torch.fx.Graph().call_function(target, ())
+    return V.set_graph_handler(types.SimpleNamespace(current_node=node))
+
 
 def affected(op: str) -> bool:
     """Whether stock compiles of ``inductor-fix check`` op ``op`` crash on this torch: the

@@ -25,7 +25,10 @@ from inductor_fix import State
 from inductor_fix._lifecycle import LIFECYCLE
 from inductor_fix._registry import MARKER
 from inductor_fix.patches import PATCHES, targets
-from inductor_fix.patches.base import CODEGEN_CACHE_ADDED, function_of, qualified_name, split_target, target_owner
+from inductor_fix._members import function_of
+from inductor_fix.patches.fingerprints import recorded as _recorded
+from inductor_fix.patches.decide import CODEGEN_CACHE_ADDED
+from inductor_fix.patches.target_names import qualified_name, split_target, target_owner
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 from torch._inductor.test_case import TestCase, run_tests
@@ -147,8 +150,8 @@ class TestApplyRemove(TestCase):
         self.assertEqual(status.inductor_fix_version, inductor_fix.__version__)
         self.assertEqual([p.name for p in status.patches], [p.name for p in PATCHES])
         for patch in PATCHES:  # the targets of the modules this torch has (a patch may name each release's)
-            shown = ", ".join(qualified_name(t) for t in patch.targets if t in TARGETS)
-            self.assertEqual((status.patch(patch.name).target, status.patch(patch.name).reason),
+            shown = tuple(qualified_name(t) for t in patch.targets if t in TARGETS)
+            self.assertEqual((status.patch(patch.name).targets, status.patch(patch.name).reason),
                              (shown, patch.effect))
         self.assertEqual(status.to_dict()["state"], "applied")
 
@@ -312,6 +315,51 @@ class TestOtherWrappers(TestCase):
         self.assertIs(_slot(owner, name), self.originals[0])
 
 
+class TestDisabledWithoutItsCrash(TestCase):
+    """A patch that ``INDUCTOR_FIX_DISABLE`` turns off where this torch lacks its crash leaves the
+    process protected (``not-needed``), whether ``decide`` says so or the patch's own probe
+    (``lacks_crash``); where the crash is there, or cannot be told, it is ``disabled`` and the
+    process unprotected. Toy patches of a module of their own: nothing real is wrapped."""
+
+    def test_protected_exactly_where_the_crash_is_absent(self) -> None:
+        from inductor_fix._activity import Activity
+        from inductor_fix._lifecycle import Lifecycle
+        from inductor_fix.patches import NotNeeded, Patch, Unsupported
+
+        module = types.ModuleType("inductor_fix_toy_module")
+        module.Slot = type("Slot", (), {"call": lambda self: "stock"})
+
+        def not_needed(module: types.ModuleType) -> None:
+            raise NotNeeded("the toy's crash is not in this module")
+
+        def cannot_tell(module: types.ModuleType) -> None:
+            raise Unsupported("the toy cannot tell")
+
+        toys = {  # name -> (decide, lacks_crash, state when disabled)
+            "toy-decides-absent": (not_needed, None, State.NOT_NEEDED),
+            "toy-probes-absent": (lambda module: None, lambda module: "probed: absent", State.NOT_NEEDED),
+            "toy-probes-present": (not_needed, lambda module: None, State.DISABLED),
+            "toy-present": (lambda module: None, None, State.DISABLED),
+            "toy-cannot-tell": (cannot_tell, None, State.DISABLED),
+        }
+        for name, (decide, lacks_crash, state) in toys.items():
+            toy = Patch(name=name, targets={f"{module.__name__}:Slot.call": lambda original, context: original},
+                        decide=decide, effect="", upstream="", affected=">=0", delete_when="", diffs=("toy",),
+                        activity=Activity(name), lacks_crash=lacks_crash)
+            lifecycle = Lifecycle((toy,))
+            with mock.patch.dict(sys.modules, {module.__name__: module}), \
+                    mock.patch.dict("os.environ", {"INDUCTOR_FIX_DISABLE": name}):
+                status = lifecycle.apply()
+                lifecycle.remove()
+            with self.subTest(toy=name):
+                self.assertEqual(status.patch(name).state, state)
+                self.assertEqual(status.protected, state == State.NOT_NEEDED)
+                self.assertEqual(module.Slot().call(), "stock")
+                if state == State.NOT_NEEDED:
+                    self.assertRegex(status.patch(name).reason, r"INDUCTOR_FIX_DISABLE=.* disables it, and this "
+                                                                r"torch does not have the crash it fixes: ")
+
+
 class TestGating(TestCase):
     """Each way the package decides not to patch, asserted with its reason."""
 
@@ -339,8 +387,14 @@ class TestGating(TestCase):
             inductor_fix.remove()
             with mock.patch.dict("os.environ", {"INDUCTOR_FIX_DISABLE": f" {disabled.name} "}):
                 status = inductor_fix.apply()
+            # Off where this torch has its crash: unprotected; where it has not, not needed (protected).
+            crash = disabled.is_affected(torch.__version__)
             self.assertEqual({p.name: p.state for p in status.patches},
-                             {p.name: State.DISABLED if p is disabled else State.APPLIED for p in PATCHES})
+                             {p.name: (State.DISABLED if crash else State.NOT_NEEDED) if p is disabled
+                              else State.APPLIED for p in PATCHES})
+            if not crash:
+                self.assertIs(status.protected, True)
+                continue
             self.assertEqual((status.state, status.protected), (State.DISABLED, False))
             self.assertIn(f"{disabled.name} disabled", status.reason)
             for target in TARGETS:
@@ -374,7 +428,7 @@ class TestGating(TestCase):
         from inductor_fix._lifecycle import disabled_patches
 
         for patch in PATCHES:
-            for value in (patch.module, patch.module.upper(), patch.name.upper(), f" {patch.module} ,no-such"):
+            for value in (patch.folder, patch.folder.upper(), patch.name.upper(), f" {patch.folder} ,no-such"):
                 unknown = ["no-such"] if "no-such" in value else []
                 self.assertEqual(disabled_patches(environ={"INDUCTOR_FIX_DISABLE": value}),
                                  (frozenset({patch.name}), unknown), value)
@@ -432,15 +486,15 @@ class TestGating(TestCase):
 
     def test_unsupported_when_source_differs_from_release(self) -> None:
         """A synthetic change to a wrapped function's source on a recorded release is not patched."""
-        recorded = [p for p in PATCHES if p.recorded_fingerprints(str(TORCH_RELEASE))]
+        recorded = [p for p in PATCHES if _recorded(p, str(TORCH_RELEASE))]
         if not recorded:
             self.skipTest(f"no fingerprints recorded for torch {TORCH_RELEASE}")
         import inspect
 
-        from inductor_fix.patches import base
+        from inductor_fix.patches import fingerprints
 
         for patch in recorded:
-            target = next(iter(patch.recorded_fingerprints(str(TORCH_RELEASE))))
+            target = next(iter(_recorded(patch, str(TORCH_RELEASE))))
             owner, name = target_owner(target), split_target(target)[1]
             if owner is None:  # another release's module
                 continue
@@ -448,7 +502,7 @@ class TestGating(TestCase):
             changed = textwrap.dedent(inspect.getsource(function)) + "    pass  # a synthetic change\n"
             # Sources are read once per code object: forget them for the block, and so the changed one after it.
             with mock.patch("inspect.getsource", return_value=changed), \
-                    mock.patch.dict(base._SOURCE_FINGERPRINTS, clear=True):
+                    mock.patch.dict(fingerprints._SOURCE_FINGERPRINTS, clear=True):
                 inductor_fix.remove()
                 with self.assertWarnsRegex(inductor_fix.InductorFixWarning, "differs from torch .* released source"):
                     status = inductor_fix.apply()
@@ -460,12 +514,12 @@ class TestGating(TestCase):
     def test_source_is_read_once_per_code_object(self) -> None:
         import inspect
 
-        from inductor_fix.patches import base
+        from inductor_fix.patches import fingerprints
 
-        recorded = {t for p in PATCHES for t in p.recorded_fingerprints(str(TORCH_RELEASE))}
+        recorded = {t for p in PATCHES for t in _recorded(p, str(TORCH_RELEASE))}
         if not recorded:
             self.skipTest(f"no fingerprints recorded for torch {TORCH_RELEASE}")
-        with mock.patch.dict(base._SOURCE_FINGERPRINTS, clear=True), \
+        with mock.patch.dict(fingerprints._SOURCE_FINGERPRINTS, clear=True), \
                 mock.patch("inspect.getsource", wraps=inspect.getsource) as getsource:
             for _ in range(3):
                 inductor_fix.apply()
@@ -475,9 +529,9 @@ class TestGating(TestCase):
             def probe() -> int:
                 return 1
 
-            first = base.source_fingerprint(probe)
+            first = fingerprints.source_fingerprint(probe)
             probe.__code__ = (lambda: 2).__code__  # a new code object is read again
-            self.assertNotEqual(base.source_fingerprint(probe), first)
+            self.assertNotEqual(fingerprints.source_fingerprint(probe), first)
             self.assertEqual(getsource.call_count, len(recorded) + 2)
 
     def test_unreadable_recorded_fingerprints_patch_nothing(self) -> None:
@@ -485,16 +539,16 @@ class TestGating(TestCase):
         import tempfile
         from pathlib import Path
 
-        from inductor_fix.patches import base
+        from inductor_fix.patches import fingerprints
 
-        if not any(p.recorded_fingerprints(str(TORCH_RELEASE)) for p in PATCHES):
+        if not any(_recorded(p, str(TORCH_RELEASE)) for p in PATCHES):
             self.skipTest(f"no fingerprints recorded for torch {TORCH_RELEASE}")
         for text in (None, "{not json", '{"releases": {"2.14.1": []}}'):
             with tempfile.TemporaryDirectory() as directory:
                 if text is not None:
-                    Path(directory, base.FINGERPRINTS_FILE).write_text(text)
-                base.recorded_fingerprints.cache_clear()
-                self.addCleanup(base.recorded_fingerprints.cache_clear)
+                    Path(directory, fingerprints.FINGERPRINTS_FILE).write_text(text)
+                fingerprints.recorded_fingerprints.cache_clear()
+                self.addCleanup(fingerprints.recorded_fingerprints.cache_clear)
                 with mock.patch("importlib.resources.files", return_value=Path(directory)), \
                         warnings.catch_warnings():
                     warnings.simplefilter("ignore", inductor_fix.InductorFixWarning)

@@ -96,7 +96,7 @@ fix = sys.modules["inductor_fix"]
 from inductor_fix._lifecycle import LIFECYCLE
 from inductor_fix._registry import MARKER
 from inductor_fix.patches import PATCHES
-from inductor_fix.patches.base import split_target, target_module
+from inductor_fix.patches.target_names import split_target, target_module
 applied = [p for p in PATCHES if str(fix.status().patch(p.name).state) == "applied"]
 # Each target in a module this torch has loaded (a patch may name where each release keeps it).
 targets = [t for p in applied for t in p.targets if target_module(t) in sys.modules]

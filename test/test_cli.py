@@ -146,10 +146,10 @@ class TestCheckCommand(TestCase):
         op, order = max(((op, order) for op in ops() for order in orders_of(op)),
                         key=lambda case: len(case[0]) + len(label_of(*case)))
         kinds = [kind for patch in PATCHES for kind in patch.activity.kinds]
-        guard = {kind: 3 * i + 1 for i, kind in enumerate(kinds)}
+        counters = {kind: 3 * i + 1 for i, kind in enumerate(kinds)}
         error = "TypeError: " + "launcher() missing 1 required positional argument: '_grid_2' " * 4
         cases = [Case(op, order, "stock", "cpu", error=error, affected=True),
-                 Case(op, order, "patched", "cpu", ok=True, steps=[{"max_rel_error": 4.3e-07}], guard=guard)]
+                 Case(op, order, "patched", "cpu", ok=True, steps=[{"max_rel_error": 4.3e-07}], counters=counters)]
         text, exit_status = verdict(cases)
         self.assertEqual(exit_status, 0)
         self.assertLessEqual(max(map(len, text.splitlines())), 100, text)
@@ -157,10 +157,37 @@ class TestCheckCommand(TestCase):
         cell = " ".join(line[line.index("ok ("):] if "ok (" in line else line.strip()
                         for line in text.split("\n\n")[0].splitlines()[2:])
         # wrapped, whole:
-        counts = ", ".join(f"{kind} {count}" for kind, count in sorted(guard.items()))
+        counts = ", ".join(f"{kind} {count}" for kind, count in sorted(counters.items()))
         self.assertEqual(cell, f"ok (err 4.3e-07, {counts})")
         note = re.search(r"(?ms)^\[1\] (.*?)\n\n", text).group(1)
         self.assertEqual(" ".join(line.strip() for line in note.splitlines()), error.strip())  # nothing lost
+
+    @needs_a_check_op
+    def test_verdict_has_one_blank_line_between_its_parts(self) -> None:
+        """Table, notes and summary apart by one blank line each; with no note, the table and the
+        summary (a new user on 2.15.0 saw two before ``stock:``, where no case crashed)."""
+        ok = [Case(*FIRST_CASE, mode, "cpu", ok=True) for mode in ("stock", "patched")]
+        crashed = [Case(*FIRST_CASE, "stock", "cpu", error="TypeError: x", affected=True),
+                   Case(*FIRST_CASE, "patched", "cpu", ok=True)]
+        for cases, parts in ((ok, 2), (crashed, 3)):
+            text, _ = verdict(cases)
+            self.assertNotIn("\n\n\n", text)
+            self.assertEqual(len(text.split("\n\n")), parts, text)
+            self.assertTrue(text.split("\n\n")[-1].startswith("stock: "), text)
+
+    @needs_a_check_op
+    def test_a_stock_error_that_is_not_the_crash_is_told_apart(self) -> None:
+        """A stock case's error is its op's patch's stock crash (``Patch.crash``, the table's; on a
+        CPU, the harness's launch too) or another failure, which check does not count as the crash."""
+        launch = "TypeError: triton_tem_fused_0() launch: missing a required argument: 'arg_B'"  # the harness's
+        other = "RuntimeError: nvcc not found"
+        for error, outcome in ((launch, "crashed (expected)"), (other, "failed (not the crash)")):
+            stock = Case(*FIRST_CASE, "stock", "cpu", error=error, affected=True)
+            self.assertEqual(stock.outcome(), outcome, error)
+            text, _ = verdict([stock, Case(*FIRST_CASE, "patched", "cpu", ok=True)])
+            crashed = outcome.startswith("crashed")
+            self.assertIn(f"stock:   crashed in {int(crashed)}/1 cases", text)
+            self.assertEqual("1 failed otherwise" in text, not crashed, text)
 
     @needs_a_check_op
     def test_verdict_separates_cases_without_result(self) -> None:
@@ -401,7 +428,7 @@ class TestRepository(TestCase):
             self.assertIn(f"**{status}**", readme)
         help_text = " ".join(_cli("check", "--help", timeout=60).stdout.split())
         for status, meaning in EXIT_STATUS.items():
-            self.assertIn(f"{status} {' '.join(meaning.split())}", help_text)
+            self.assertIn(f"{status} {' '.join(str(meaning).split())}", help_text)
 
     def test_readme_commands_match_ci(self) -> None:
         readme = (ROOT / "README.md").read_text()
@@ -436,6 +463,11 @@ class TestRepository(TestCase):
         self.assertIn(f"~{data['import_after_torch_ms']['median']:.0f} ms after `import torch`", readme)
         self.assertIn(f"pays ~{data['run_no_torch']['added_ms']['median']:.1f} ms", readme)
         self.assertIn(f"adds ~{data['autoload']['added_ms']['median']:.1f} ms per `import torch`", readme)
+        # What the commands themselves cost (issue 47: run <= 30 ms, status --no-load < 100 ms over python -c pass).
+        commands = data["commands"]
+        self.assertIn(f"`run` itself adds ~{commands['run_command_added_ms']['median']:.0f} ms to a job", readme)
+        self.assertIn(f"(`--no-load`: ~{commands['status_no_load_added_ms']['median']:.0f} ms over `python -c pass`)",
+                      readme)
         # The command beside them, and what users pay: the installed form (issue 41).
         self.assertIn(f"`{data['command']}`: the wheel in a fresh venv", readme)
         self.assertTrue(data["form"].startswith("installed"), data.get("form"))

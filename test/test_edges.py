@@ -231,24 +231,38 @@ class TestSweep(unittest.TestCase):
 
 
 class TestTritonHint(unittest.TestCase):
-    def test_it_names_the_release_torch_pins(self) -> None:
+    def test_it_names_the_triton_torch_declares(self) -> None:
         from inductor_fix.check import runner
 
-        with mock.patch("inductor_fix._versions.triton_required", return_value="3.9.1"):
-            self.assertIn("triton==3.9.1", runner.triton_hint())
+        with mock.patch("inductor_fix._versions.triton_required", return_value="triton==3.9.1"):
+            self.assertIn("python -m pip install triton==3.9.1 (what torch", runner.triton_hint())
+        with mock.patch("inductor_fix._versions.triton_required", return_value="triton~=3.9.0"):
+            self.assertIn('python -m pip install "triton~=3.9.0" (what torch', runner.triton_hint())
         with mock.patch("inductor_fix._versions.triton_required", return_value=None):
             hint = runner.triton_hint()
         self.assertNotRegex(hint, r"triton \d|triton==")  # no release it cannot know
         self.assertIn("pip show torch", hint)
 
-    def test_the_installed_torch_pin_is_read(self) -> None:
-        from importlib import metadata
-
+    def test_each_form_of_torchs_requirement_is_read(self) -> None:
+        """torch's own metadata, as each build declares its triton (``importlib.metadata.requires``):
+        2.14.1's pin, 2.15.0's compatible release with a marker (a new user on 2.15.0 was told to
+        find it with pip show), a nightly's pytorch-triton; a marker that does not hold here, and a
+        CPU build, declare none."""
         from inductor_fix._versions import triton_required
 
-        pinned = [r for r in metadata.requires("torch") or [] if r.startswith("triton==")]
-        self.assertEqual(triton_required(), pinned[0].split("==")[1].split(";")[0].strip() if pinned else None)
-
+        linux = sys.platform.startswith("linux")
+        forms = {
+            'triton==3.8.0; platform_system == "Linux"': "triton==3.8.0" if linux else None,
+            'triton~=3.9.0; platform_system == "Linux" and python_version < "3.16"': "triton~=3.9.0" if linux else None,
+            "pytorch-triton==3.9.0+git1234abcd": "pytorch-triton==3.9.0+git1234abcd",
+            'triton==3.8.0; platform_system == "Windows"': None,
+        }
+        for requirement, expected in forms.items():
+            with self.subTest(requirement=requirement), \
+                    mock.patch("importlib.metadata.requires", return_value=["filelock", requirement, "sympy>=1.13"]):
+                self.assertEqual(triton_required(), expected)
+        with mock.patch("importlib.metadata.requires", return_value=["filelock", "sympy>=1.13"]):
+            self.assertIsNone(triton_required())
 
 class TestStatusWithoutTorch(unittest.TestCase):
     def test_it_says_torch_is_missing(self) -> None:

@@ -42,15 +42,15 @@ class TestFactsAgree(TestCase):
 
     def test_each_patch_folder_says_its_releases_and_when_to_delete_it(self) -> None:
         for patch in PATCHES:
-            module = importlib.import_module(f"inductor_fix.patches.{patch.module}")
+            module = importlib.import_module(f"inductor_fix.patches.{patch.folder}")
             doc = " ".join(module.__doc__.split())
             self.assertIn(f"affected: {span(patch.affected)}", doc, patch.name)
             self.assertIn("Delete the folder", doc, patch.name)
             self.assertIn("its line in the patch table", doc, patch.name)
             # Its retirement list names everything of it outside the folder (tools/bench table
             # fails on a stray result): its diffs, its tests, its benchmark results.
-            for path in [*(f"patches/{diff.split('-')[0]}-*" for diff in patch.diffs), f"test/{patch.module}/",
-                         *(f"docs/bench/{p.name}" for p in (ROOT / "docs" / "bench").glob(f"{patch.module}*.json"))]:
+            for path in [*(f"patches/{diff.split('-')[0]}-*" for diff in patch.diffs), f"test/{patch.folder}/",
+                         *(f"docs/bench/{p.name}" for p in (ROOT / "docs" / "bench").glob(f"{patch.folder}*.json"))]:
                 self.assertTrue(path in doc or re.sub(r"-\w+\.json$", "-*.json", path) in doc, (patch.name, path))
 
     def test_each_patchs_activity_names_it(self) -> None:

@@ -26,7 +26,7 @@ import drift
 
 from inductor_fix import patches as table
 from inductor_fix._lifecycle import Lifecycle
-from inductor_fix.check.parts import KINDS, CheckPart, check_ops, part
+from inductor_fix.check.parts import KINDS, CheckPart, PartError, check_ops, part
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def generic_files() -> list[Path]:
     """Every file of generic code: the package outside the patch folders, the entry point
     module, the tools (scripts without a suffix included) and the shared tests."""
-    folders = {ROOT / "inductor_fix" / "patches" / patch.module for patch in table.PATCHES}
+    folders = {ROOT / "inductor_fix" / "patches" / patch.folder for patch in table.PATCHES}
     the_table = ROOT / "inductor_fix" / "patches" / "__init__.py"  # the one list, one line per patch
     catalogue = ROOT / "inductor_fix" / "check" / "operations.py"  # the one place operations are named
     package = [p for p in (ROOT / "inductor_fix").rglob("*.py")
@@ -49,7 +49,7 @@ def patch_words(patches: tuple) -> dict[str, re.Pattern]:
     ``check`` ops and activity kinds as a string literal."""
     words: dict[str, re.Pattern] = {}
     for patch in patches:
-        for name in {patch.name, patch.module}:
+        for name in {patch.name, patch.folder}:
             words[name] = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
         for literal in (*check_ops(patch), *patch.activity.kinds):
             words[literal] = re.compile(rf"[\"']{re.escape(literal)}[\"']")
@@ -76,7 +76,7 @@ class TestGenericCodeNamesNoPatch(unittest.TestCase):
         op, kind = next(iter(check_ops(patch)), None), next(iter(patch.activity.kinds), None)
         with tempfile.TemporaryDirectory() as directory:
             planted = Path(directory, "planted.py")
-            lines = [f"# the {patch.name} patch", f"from inductor_fix.patches import {patch.module}"]
+            lines = [f"# the {patch.name} patch", f"from inductor_fix.patches import {patch.folder}"]
             lines += [f"OP = {op!r}"] if op else []
             lines += [f"KIND = {kind!r}"] if kind else []
             planted.write_text("\n".join(lines) + "\n")
@@ -91,13 +91,13 @@ class TestGenericCodeNamesNoPatch(unittest.TestCase):
                          "tools/run_matrix",
                          "test/test_report.py", "test/drift.py"):
             self.assertIn(expected, files)
-        self.assertFalse(any(f.startswith(f"inductor_fix/patches/{table.PATCHES[0].module}/") for f in files))
+        self.assertFalse(any(f.startswith(f"inductor_fix/patches/{table.PATCHES[0].folder}/") for f in files))
 
 
 TOY = '''
 """toy: a patch that exists only in a test (it wraps nothing real: NotNeeded)."""
 
-from inductor_fix.patches.base import Activity, Kind, NotNeeded, Patch
+from inductor_fix.patches.record import Activity, Kind, NotNeeded, Patch
 
 
 def decide(module):
@@ -118,14 +118,14 @@ PART = CheckPart(workloads=(Workload("toy_op", {"once": ("toy sequence", 1)}, la
                                      help="the toy's op", default=False),))
 '''
 TOY_DRILLS = '''
-from inductor_fix.check.parts import DrillsPart
+from inductor_fix.check.parts import Drill, DrillsPart
 
 
 def _toy_drill(module, kit):
     pass
 
 
-PART = DrillsPart(drills={"toy-drill": (_toy_drill, "not-needed")},
+PART = DrillsPart(drills={"toy-drill": Drill(_toy_drill, "not-needed")},
                   under={"renamed-class": "not-needed", "stock": "not-needed", "generate-keyword": "not-needed"})
 '''
 
@@ -236,14 +236,14 @@ class TestParts(unittest.TestCase):
     def test_no_patch_folder_holds_a_module_nothing_reads(self) -> None:
         for patch in table.PATCHES:
             with self.subTest(patch=patch.name):
-                self.assertEqual(orphans(ROOT / "inductor_fix" / "patches" / patch.module), [])
+                self.assertEqual(orphans(ROOT / "inductor_fix" / "patches" / patch.folder), [])
 
     def test_a_part_without_its_record_is_an_error(self) -> None:
         # Negative control: the old spelling (a bare WORKLOADS, no PART) must not pass as "no ops".
         misspelt = ("from inductor_fix.check.workloads import Workload\n"
                     "WORKLOADS = (Workload('toy_op', {'once': ('toy sequence', 1)}, lambda o, d, compare: []),)\n")
         with toy_in_table(check=misspelt) as (toy, _):
-            with self.assertRaisesRegex(TypeError, r"toy_patch\.check must define PART, a CheckPart; "
+            with self.assertRaisesRegex(PartError, r"toy_patch\.check must define PART, a CheckPart; "
                                                    r"it defines WORKLOADS"):
                 part(toy, "check")
 

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1] / PACKAGE
 #: Layers, lowest first: a module may import its own layer or a lower one, never a higher one.
 #: 0, the core: the private modules, the patch table and each patch's fix and activity, the
 #: status data; 1, the job report (writer and reader) and ``inductor-fix run``'s launcher; 2,
-#: the package's ``__init__`` (the public API); 3, ``check`` and each patch's check, seams,
+#: the package's ``__init__`` and ``_api`` (the public API it re-exports); 3, ``check`` and each patch's check, seams,
 #: bench and drills parts; 4, the command line.
 LAYERS = ("core", "report, launcher", "the package __init__", "check", "cli")
 
@@ -39,7 +39,7 @@ CHECK_PARTS = ("check", "seams", "bench", "drills")
 
 def layer(module: str) -> int:
     parts = module.split(".")[1:]
-    if not parts:
+    if not parts or parts == ["_api"]:  # the public API the package __init__ re-exports
         return 2
     first = parts[0]
     if first == "patches" and len(parts) == 3 and parts[2] in CHECK_PARTS:
@@ -160,15 +160,16 @@ class TestImportGraph(unittest.TestCase):
     def test_a_second_reader_of_the_table_is_caught(self) -> None:
         edges = graph()
         edges["inductor_fix.check.runner"] = edges["inductor_fix.check.runner"] | {"inductor_fix.patches"}
-        edges["inductor_fix.patches.base"] = edges["inductor_fix.patches.base"] | {"inductor_fix.check.parts"}
+        edges["inductor_fix.patches.record"] = edges["inductor_fix.patches.record"] | {"inductor_fix.check.parts"}
         self.assertEqual(table_readers(edges), ["inductor_fix.check.runner"])
-        self.assertEqual(core_importing_check(edges), ["inductor_fix.patches.base"])
+        self.assertEqual(core_importing_check(edges), ["inductor_fix.patches.record"])
 
     def test_the_graph_sees_function_level_and_relative_imports(self) -> None:
         # Controls for the parser itself: edges known to exist, one of them inside a function.
         edges = graph()
-        self.assertIn("inductor_fix.patches.base", edges["inductor_fix._registry"])  # from .patches.base import
-        self.assertIn("inductor_fix.patches", edges["inductor_fix._registry"])  # the package it runs first
+        self.assertIn("inductor_fix.patches.record", edges["inductor_fix._lifecycle"])  # from .patches.record import
+        self.assertIn("inductor_fix.patches", edges["inductor_fix._lifecycle"])  # the package it runs first
+        self.assertNotIn("inductor_fix.patches", edges["inductor_fix._registry"])  # the undo stack stands alone
         self.assertIn("inductor_fix._trace", edges["inductor_fix._activity"])  # inside a function
         self.assertIn("inductor_fix.check.runner", edges["inductor_fix.cli"])  # inside a function
 

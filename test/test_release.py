@@ -199,6 +199,7 @@ class TestPackageMetadata(TestCase):
             "test": ["torch", "numpy", "pytest>=7", "hypothesis>=6.100", "expecttest>=0.2",
                      "wrapt>=1.14",  # test_api wraps over ours with a real wrapt wrapper
                      "ruff>=0.6",  # the linter, test/test_lint.py
+                     "mypy>=1.10",  # the type checker, test/test_lint.py
                      "tlparse",  # test_autoload renders a TORCH_TRACE with it
                      "pytest-xdist>=3.5"],  # README's command: -n auto --dist loadfile
         })

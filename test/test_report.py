@@ -139,9 +139,17 @@ class TestSummary(TestCase):
             self.assertIn("0 active drivers", summary["advice"])
             self.assertIn("that error is not inductor_fix's", summary["advice"])
             self.assertNotIn("TORCHINDUCTOR_CACHE_DIR", summary["advice"])
-        bug = {**died, "disable": "1", "exit_error": {**died["exit_error"], "raised_in": "job.py:3", "error":
-               "TypeError: launcher() got multiple values for argument 'stream'"}}
-        self.assertIn("that is the crash inductor_fix fixes", summarize([bug])["advice"])
+        launch = "TypeError: launcher() got multiple values for argument 'stream'"
+        off = {**_line(**{p.name: {"state": "disabled"} for p in PATCHES}), "benchmarks": 0, "disable": "1"}
+        bug = {**off, "exit_error": {**died["exit_error"], "raised_in": "job.py:3", "error": launch}}
+        summary = summarize([bug])
+        self.assertIn("that is the crash inductor_fix fixes", summary["advice"])
+        kind = summary["died_in_compile"][0]["kind"]  # the patch table's Patch.crash knew it
+        self.assertEqual((kind, summary["died_in_compile"][0]["kind_state"]), (next(
+            p.name for p in PATCHES if p.crash.matches(launch)), "disabled"))
+        # The same crash where its patch was applied: the fix did not hold, which is reported.
+        held = {**bug, "patches": _line()["patches"], "disable": None}
+        self.assertIn(f"yet {kind} was applied in that process: please report it", summarize([held])["advice"])
         # An exception outside any compile (the program's own) leaves the verdict alone.
         elsewhere = {**_line(), "exit_error": {**died["exit_error"], "in_compile": False}}
         self.assertIs(summarize([elsewhere])["needed"], False)

@@ -33,10 +33,10 @@ class TestMatrixExpectations(TestCase):
     def test_suites_come_from_the_patch_folders(self) -> None:
         for suite in ex.SUITES.values():
             self.assertIn(suite.patch, PATCHES)
-            self.assertTrue(suite.arguments[0].startswith(f"test/{suite.patch.module}/"), suite)
+            self.assertTrue(suite.arguments[0].startswith(f"test/{suite.patch.folder}/"), suite)
         self.assertEqual(ex.mode_of(f"{next(iter(ex.SUITES))}:diff"), "diff")
         self.assertEqual({s.patch.name for s in ex.SUITES.values()},
-                         {p.name for p in PATCHES if list((ROOT / "test" / p.module).glob("test_*properties.py"))})
+                         {p.name for p in PATCHES if list((ROOT / "test" / p.folder).glob("test_*properties.py"))})
         for name, suite in ex.SUITES.items():  # a file with Inductor's codegen-cache check gives a second suite
             self.assertEqual(name.endswith(".test_cache"), suite.modes == ("stock", "patched"), name)
 
@@ -56,7 +56,7 @@ class TestMatrixExpectations(TestCase):
 
     def test_suite_constants_are_read_without_importing(self) -> None:
         with tempfile.TemporaryDirectory() as directory:
-            folder = Path(directory, "test", PATCHES[0].module)
+            folder = Path(directory, "test", PATCHES[0].folder)
             folder.mkdir(parents=True)
             (folder / "test_x_properties.py").write_text(
                 'raise SystemExit("imported")\nSTOCK_FAILS = ">=2.9.0"\nVARIANTS = {"codegen-cache": ">=2.8.0"}\n'
@@ -131,11 +131,11 @@ class TestTorchenv(TestCase):
 
         extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
         # packaging: the package's own requirement, which a venv made without installing it lacks;
-        # ruff (the linter), tlparse (test_autoload renders a trace with it) and pytest-xdist (README's
-        # command runs test files side by side): the property suites a matrix venv runs, one phase
-        # at a time with its progress in the phase's log, need none of them.
+        # ruff and mypy (the linter and the type checker), tlparse (test_autoload renders a trace with it)
+        # and pytest-xdist (README's command runs test files side by side): the property suites a matrix
+        # venv runs, one phase at a time with its progress in the phase's log, need none of them.
         self.assertEqual(set(torchenv.TEST_DEPENDENCIES) - {"packaging"},
-                         {d for d in extra if not d.startswith(("torch", "ruff", "tlparse", "pytest-xdist"))})
+                         {d for d in extra if not d.startswith(("torch", "ruff", "mypy", "tlparse", "pytest-xdist"))})
 
 
 class TestMatrixPhaseRunner(TestCase):
@@ -169,13 +169,16 @@ class TestBench(TestCase):
         self.assertIn("other_added_ms", data["run_no_torch"])
         self.assertEqual(data["autoload"]["inductor_modules"], [])  # the entry point imports nothing of Inductor
         self.assertIn("installed (autoload entry point)", process.stdout)
+        self.assertEqual(set(data["commands"]), {"pass_ms", "run_command_ms", "status_no_load_ms",
+                                                 "run_command_added_ms", "status_no_load_added_ms"})
+        self.assertIn("`inductor-fix status --no-load`, ms over `python -c pass`", process.stdout)
 
     def test_every_patch_with_a_benchmark_is_found(self) -> None:
         process = subprocess.run([sys.executable, str(ROOT / "tools" / "bench"), "--help"], capture_output=True,
                                  text=True, timeout=120)
         for patch in PATCHES:
-            if (ROOT / "tools" / "bench_lib" / f"{patch.module}.py").is_file():
-                self.assertIn(patch.module, process.stdout)
+            if (ROOT / "tools" / "bench_lib" / f"{patch.folder}.py").is_file():
+                self.assertIn(patch.folder, process.stdout)
 
     def test_table_is_the_docs(self) -> None:
         process = subprocess.run([sys.executable, str(ROOT / "tools" / "bench"), "table"], capture_output=True,
@@ -216,7 +219,7 @@ class TestCheckPatchesFastForm(TestCase):
             self.assertTrue(diff.is_file(), diff)
             self.assertIs(check_patches.patch_of(diff), patch)
             if any(s.patch is patch for s in ex.SUITES.values()):
-                self.assertIn(f"test/{patch.module}/", check_patches.default_suite(diff))
+                self.assertIn(f"test/{patch.folder}/", check_patches.default_suite(diff))
             else:  # no property suite: never an empty pytest target (that would run all of test/)
                 self.assertIsNone(check_patches.default_suite(diff))
         self.assertIsNone(check_patches.patch_of(Path("0009-unknown.patch")))
@@ -361,8 +364,10 @@ class TestNightly(TestCase):
         targets no patch wraps, and writes what the package then reads (the data file)."""
         import json
 
-        from inductor_fix.patches import base, targets
-        from inductor_fix.patches.base import split_target, target_owner
+        from inductor_fix._members import function_of
+        from inductor_fix.patches import targets
+        from inductor_fix.patches.fingerprints import source_fingerprint
+        from inductor_fix.patches.target_names import split_target, target_owner
         TARGETS = targets()
 
         tool = _record_fingerprints()
@@ -388,7 +393,7 @@ class TestNightly(TestCase):
             # A target the class only inherits has no source in select_algorithm.py: nothing to record.
             defined = {t: vars(owner).get(split_target(t)[1]) for t in TARGETS
                        if (owner := target_owner(t)) is not None}
-            live = {t: base.source_fingerprint(base.function_of(member)) for t, member in defined.items() if member}
+            live = {t: source_fingerprint(function_of(member)) for t, member in defined.items() if member}
         self.assertEqual(written.pop("9.9.0"), live)  # measured from the wheel as the package measures at run time
         self.assertEqual(written, json.loads(data)["releases"])  # the rest kept, the retired target dropped
 
@@ -436,10 +441,10 @@ class TestRetireFindsMentions(TestCase):
                 tree = Path(directory)
                 kind = next(iter(patch.activity.kinds))
                 files = {"README.md": f"intro\nthe {patch.name} patch\n",
-                         "docs/x.md": f"see `{patch.module}`\nand the kind {kind}\n",
+                         "docs/x.md": f"see `{patch.folder}`\nand the kind {kind}\n",
                          "inductor_fix/data.json": f'{{"{patch.diff}": 1}}\n',
                          "CHANGELOG.md": f"- {patch.name} retired\n",
-                         "other.md": f"{patch.name}s and {patch.module}_x are other words\n"}
+                         "other.md": f"{patch.name}s and {patch.folder}_x are other words\n"}
                 for name, text in files.items():
                     Path(tree, name).parent.mkdir(parents=True, exist_ok=True)
                     Path(tree, name).write_text(text)
@@ -465,19 +470,19 @@ class TestRetireFindsMentions(TestCase):
         patch = PATCHES[-1]
         with tempfile.TemporaryDirectory() as directory:
             tree = Path(directory)
-            made = [f"inductor_fix/patches/{patch.module}/fix.py", f"test/{patch.module}/test_x.py",
-                    f"docs/bench/{patch.module}.json", f"docs/bench/{patch.module}-cuda.json", "docs/bench/other.json",
+            made = [f"inductor_fix/patches/{patch.folder}/fix.py", f"test/{patch.folder}/test_x.py",
+                    f"docs/bench/{patch.folder}.json", f"docs/bench/{patch.folder}-cuda.json", "docs/bench/other.json",
                     *(f"patches/{diff}" for diff in patch.diffs)]
             for name in made:
                 Path(tree, name).parent.mkdir(parents=True, exist_ok=True)
                 Path(tree, name).write_text("x")
             table = Path(tree, retire.TABLE)
             table.write_text((ROOT / retire.TABLE).read_text())
-            deleted = retire.retire(tree, patch.module)
-            self.assertIn(f"docs/bench/{patch.module}-cuda.json", deleted)
+            deleted = retire.retire(tree, patch.folder)
+            self.assertIn(f"docs/bench/{patch.folder}-cuda.json", deleted)
             self.assertEqual(sorted(str(p.relative_to(tree)) for p in tree.rglob("*") if p.is_file()),
                              ["docs/bench/other.json", str(retire.TABLE)])
-            self.assertNotIn(f'"{patch.module}"', table.read_text())
+            self.assertNotIn(f'"{patch.folder}"', table.read_text())
 
 
 class TestGpuTierFastForm(TestCase):

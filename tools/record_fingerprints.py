@@ -6,7 +6,7 @@
 Reads the source file of each module a patch targets (``torch/_inductor/select_algorithm.py``,
 and for a ``"module:Class.attribute"`` target its module's file) straight out of each wheel (no
 install, no import), finds every method a patch wraps with ``ast`` and fingerprints
-its source the way the package does at run time (``Patch.check_fingerprints``).
+its source the way the package does at run time (``inductor_fix.patches.fingerprints.check``).
 Each function is recorded once per release, whichever patches wrap it; functions
 no patch wraps any more (a retired patch's) are dropped.
 
@@ -33,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from inductor_fix.patches import MODULE, targets  # noqa: E402
-from inductor_fix.patches.base import (FINGERPRINTS_FILE, fingerprint, recorded_fingerprints,  # noqa: E402
+from inductor_fix.patches.fingerprints import (FINGERPRINTS_FILE, fingerprint, recorded_fingerprints,  # noqa: E402
                                        target_module)
 
 #: Every "Class.attribute" a patch of the table wraps, once.

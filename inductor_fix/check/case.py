@@ -12,6 +12,7 @@ import dataclasses
 import json
 import sys
 import warnings
+from typing import Any, ContextManager
 
 import inductor_fix
 
@@ -38,7 +39,7 @@ def main(argv: list[str]) -> int:
     if device == "cpu":
         from .harness import triton_cpu_harness
 
-        harness = triton_cpu_harness()
+        harness: ContextManager[Any] = triton_cpu_harness()
     else:
         harness = contextlib.nullcontext()
     with harness:
@@ -48,7 +49,7 @@ def main(argv: list[str]) -> int:
     result = {
         "state": str(inductor_fix.status().state),
         "steps": [dataclasses.asdict(step) for step in steps],
-        "guard": dict(counters["inductor_fix"]),
+        "counters": dict(counters["inductor_fix"]),
     }
     print(RESULT_MARKER, json.dumps(result), flush=True)
     return 0

@@ -199,7 +199,7 @@ def run_logged(
                     if timeout is not None and now - start >= timeout:
                         _kill(process)
                         return None, now - start
-                    if next_report and progress and now >= next_report:
+                    if next_report and every and progress and now >= next_report:
                         progress(now - start)
                         next_report += every
         except BaseException:
@@ -246,7 +246,9 @@ def describe_exit(status: int) -> str:
     """``"exit 3"``, or ``"killed by SIGSEGV"`` for a process a signal ended (a negative status)."""
     if status >= 0:
         return f"exit {status}"
+    from .parts import killed_by  # the words a patch's Crash.signals match
+
     try:
-        return f"killed by {signal.Signals(-status).name}"
+        return killed_by(signal.Signals(-status).name)
     except ValueError:
-        return f"killed by signal {-status}"
+        return killed_by(f"signal {-status}")

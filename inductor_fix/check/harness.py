@@ -43,7 +43,11 @@ from unittest import mock
 from .._launch import GRID_VALUES  # one definition of the launch's trailing grid arguments
 from .table import harness_seams
 
-__all__ = ["ArityOracle", "HARNESS_CONFIG", "Launch", "triton_cpu_harness"]
+__all__ = ["ArityOracle", "HARNESS_CONFIG", "Launch", "ORACLE_ERROR", "triton_cpu_harness"]
+
+#: What the oracle raises in the launcher's place (a regular expression of ``Type: message``):
+#: on a CPU, the form the Triton patches' stock crash takes (``Patch.crash`` holds the launcher's).
+ORACLE_ERROR = r"TypeError: \w+\(\) launch: "
 
 HARNESS_CONFIG: dict[str, Any] = {
     "cpu_backend": "triton",

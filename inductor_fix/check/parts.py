@@ -1,12 +1,17 @@
 """A patch's optional parts, as typed records, and the one place generic code finds them.
 
-A patch's folder (``inductor_fix/patches/<module>/``) may hold three parts besides its fix:
+A patch's folder (``inductor_fix/patches/<folder>/``) may hold three parts besides its fix:
 ``check.py`` (its ``inductor-fix check`` workloads), ``bench.py`` (its ``tools/bench``
 measurement) and ``drills.py`` (its drift drills, for ``test/drift.py``). Each declares one
 name, ``PART``: a :class:`CheckPart`, :class:`BenchPart` or :class:`DrillsPart`. Generic code
 reads the record's fields, never a module attribute found by name, so a misspelt field is a
-``TypeError`` where the record is built and a part without its ``PART`` is a ``TypeError``
+``TypeError`` where the record is built and a part without its ``PART`` is a :class:`PartError`
 where it is read (:func:`part`); a test over every patch of the table reads every part.
+
+Parts are read only by what uses them, when it runs (``check``, ``tools/bench``, the drift
+drills): ``status``, ``run``, ``report`` and ``import inductor_fix`` never import one. A part
+that fails to load (a broken file, a missing ``PART``) is a :class:`PartError` naming it;
+:func:`load_parts` keeps the others and names each one that failed, for the reader to skip.
 
 This module is also how the layer of ``check`` and the tools reads the patch table
 (:func:`patches`): the table sits below, in :mod:`inductor_fix.patches`, and never imports a
@@ -18,14 +23,25 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import importlib.util
-from typing import TYPE_CHECKING, Any, Callable, ContextManager, Mapping
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Mapping, NamedTuple
 
 from .workloads import Workload
 
 if TYPE_CHECKING:
-    from ..patches.base import Patch
+    from ..patches.record import Patch
 
-__all__ = ["KINDS", "BenchPart", "CheckPart", "DrillsPart", "by_op", "check_ops", "crashes", "part", "patches"]
+__all__ = ["KINDS", "BenchPart", "CheckPart", "Drill", "DrillsPart", "Loaded", "PartError", "by_op", "check_ops",
+           "crashes", "killed_by", "load_parts", "part", "patches"]
+
+
+class PartError(Exception):
+    """A part of a patch's folder that cannot be read: its module raised while it loaded, or it
+    defines no ``PART`` of its kind's record. ``patch``: the patch's name; ``kind``: the part."""
+
+    def __init__(self, patch: str, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.patch, self.kind = patch, kind
+
 
 def _require(record: object, field: str, valid: bool, wanted: str) -> None:
     if not valid:
@@ -88,20 +104,31 @@ class BenchPart:
         _require(self, "compile_fast", isinstance(self.compile_fast, tuple), "a tuple of workload names")
 
 
+class Drill(NamedTuple):
+    """One drift drill of a patch: ``move(module, kit)`` changes ``module`` as a future torch might
+    (``kit``: ``test/drift.py``, with its helpers); the patch must then be in ``state``.
+    ``modules``: where the patch's targets are that the drill moves, the first this torch has is
+    the one moved (each release may keep them elsewhere); empty: Inductor's ``select_algorithm``."""
+
+    move: Callable[[Any, Any], None]
+    state: str
+    modules: tuple[str, ...] = ()
+
+
 @dataclasses.dataclass(frozen=True)
 class DrillsPart:
-    """A patch's ``drills`` part, for ``test/drift.py``: ``drills``, drill name -> ``(move,
-    state)`` (``move(module, kit)`` changes ``select_algorithm`` as a future torch might; the
-    patch must then be in ``state``); ``under``, a general drill's name -> the state it leaves
-    this patch in (absent: ``"applied"``)."""
+    """A patch's ``drills`` part, for ``test/drift.py``: ``drills``, drill name -> its
+    :class:`Drill`; ``under``, a general drill's name -> the state it leaves this patch in
+    (absent: ``"applied"``)."""
 
-    drills: Mapping[str, tuple[Callable[[Any, Any], None], str]] = dataclasses.field(default_factory=dict)
+    drills: Mapping[str, Drill] = dataclasses.field(default_factory=dict)
     under: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _require(self, "drills", isinstance(self.drills, Mapping) and all(
-            isinstance(v, tuple) and len(v) == 2 and callable(v[0]) and isinstance(v[1], str)
-            for v in self.drills.values()), "a mapping of name -> (move, state)")
+            isinstance(v, Drill) and callable(v.move) and isinstance(v.state, str)
+            and all(isinstance(m, str) for m in v.modules) for v in self.drills.values()),
+            "a mapping of name -> Drill")
         _require(self, "under", isinstance(self.under, Mapping)
                  and all(isinstance(v, str) for v in self.under.values()), "a mapping of name -> state")
 
@@ -120,36 +147,76 @@ def patches() -> tuple[Patch, ...]:
 
 def part(patch: Patch, kind: str) -> Any:
     """The ``PART`` of the ``kind`` part (a key of :data:`KINDS`) of ``patch``'s folder, or None
-    if the folder has no such file. Raises ``TypeError`` if the file's ``PART`` is missing or
-    not a :data:`KINDS` record (a misspelt name would otherwise turn the part off silently),
-    ``KeyError`` for an unknown ``kind``."""
+    if the folder has no such file. Raises :class:`PartError` if the file raises while it loads,
+    or its ``PART`` is missing or not a :data:`KINDS` record (a misspelt name would otherwise turn
+    the part off silently); ``KeyError`` for an unknown ``kind``."""
     record_type = KINDS[kind]
-    qualified = f"{patch.package or f'inductor_fix.patches.{patch.module}'}.{kind}"
+    qualified = f"{patch.package or f'inductor_fix.patches.{patch.folder}'}.{kind}"
     try:
         found = importlib.util.find_spec(qualified)
     except ModuleNotFoundError:  # no such folder
         return None
     if found is None:
         return None
-    module = importlib.import_module(qualified)
+    try:
+        module = importlib.import_module(qualified)
+    except Exception as error:  # a broken part: its reader names it and goes on without it
+        raise PartError(patch.name, kind, f"{qualified} failed to load: {type(error).__name__}: {error}") from error
     record = getattr(module, "PART", None)
     if not isinstance(record, record_type):
         names = sorted(n for n in vars(module) if n.isupper())
-        raise TypeError(f"{qualified} must define PART, a {record_type.__name__}; it defines "
-                        f"{', '.join(names) or 'no upper-case name'}")
+        raise PartError(patch.name, kind, f"{qualified} must define PART, a {record_type.__name__}; it defines "
+                                          f"{', '.join(names) or 'no upper-case name'}")
     return record
+
+
+class Loaded(NamedTuple):
+    """The ``kind`` parts of the table's patches: ``parts``, patch name -> its record, in table
+    order (a patch without the file has none); ``broken``, patch name -> why its part could not
+    be read (:class:`PartError`'s message)."""
+
+    parts: dict[str, Any]
+    broken: dict[str, str]
+
+
+def load_parts(kind: str) -> Loaded:
+    """Every patch's ``kind`` part, read now (a part that fails is named in ``broken``, the
+    others are kept)."""
+    found: dict[str, Any] = {}
+    broken: dict[str, str] = {}
+    for patch in patches():
+        try:
+            record = part(patch, kind)
+        except PartError as error:
+            broken[patch.name] = str(error)
+            continue
+        if record is not None:
+            found[patch.name] = record
+    return Loaded(found, broken)
 
 
 def check_ops(patch: Patch) -> dict[str, str]:
     """``inductor-fix check`` ops whose stock compile shows ``patch``'s bug -> the stock releases
-    where it crashes, as a specifier ("": the patch's ``affected``); from its ``check`` part."""
+    where it crashes, as a specifier ("": the patch's ``affected``); from its ``check`` part
+    (:class:`PartError` if it cannot be read)."""
     check = part(patch, "check")
     return {w.op: w.crashes for w in check.workloads} if check is not None else {}
 
 
+def killed_by(signal: str) -> str:
+    """How ``check`` says a case process a signal ended (``"killed by SIGSEGV"``): the patch
+    record's words, which a patch's ``Crash.signals`` match."""
+    from ..patches.record import killed_by as words
+
+    return words(signal)
+
+
 def by_op(op: str) -> Patch | None:
-    """The patch of the table whose ``check`` part declares op ``op``, if any."""
-    return next((patch for patch in patches() if op in check_ops(patch)), None)
+    """The patch of the table whose ``check`` part declares op ``op``, if any (a part that cannot
+    be read declares none)."""
+    checks = load_parts("check").parts
+    return next((patch for patch in patches() if patch.name in checks
+                 and any(w.op == op for w in checks[patch.name].workloads)), None)
 
 
 def crashes(op: str, torch_version: str) -> bool:
@@ -158,6 +225,6 @@ def crashes(op: str, torch_version: str) -> bool:
     patch = by_op(op)
     if patch is None:
         return False
-    from ..patches.base import in_releases
+    from ..patches.record import in_releases
 
     return in_releases(check_ops(patch)[op] or patch.affected, torch_version)

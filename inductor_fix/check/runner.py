@@ -25,11 +25,12 @@ import dataclasses
 import importlib.util
 import json
 import os
+import re
 import signal
 import sys
 import textwrap
 import threading
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import inductor_fix
 
@@ -37,30 +38,47 @@ from .._files import unwritable, write_whole
 from .._versions import please_report
 from .case import RESULT_MARKER, ignore_cpu_backend_warning
 from .child import Stopped, private_directory, run_child, stop_all, sweep
-from .parts import crashes
-from .table import default_ops, harness_notes, label_of, orders_of, steps_of, unavailable
+from .harness import ORACLE_ERROR
+from .parts import by_op, crashes
+from .table import broken_parts, default_ops, harness_notes, label_of, orders_of, steps_of, unavailable
 
-__all__ = ["EXIT_STATUS", "Case", "run_check", "verdict"]
+__all__ = ["EXIT_STATUS", "Case", "Verdict", "harness_note", "run_check", "verdict"]
 
-#: Exit status -> meaning, as ``--help`` and README say it.
+class Verdict(NamedTuple):
+    """An exit status's ``word`` (the verdict line's, the JSON's) and what it means; reads as
+    ``"WORD: meaning"``, as ``--help`` and README say it."""
+
+    word: str
+    meaning: str
+
+    def __str__(self) -> str:
+        return f"{self.word}: {self.meaning}"
+
+
+#: Exit status -> its :class:`Verdict`.
 EXIT_STATUS = {
-    0: "PASS: every patched compile succeeded",
-    1: "FAIL: a patched compile crashed - the fix did not hold on this torch (please report it)",
-    2: "ERROR: a case gave no result (timeout, a broken case process) or check could not run",
+    0: Verdict("PASS", "every patched compile succeeded"),
+    1: Verdict("FAIL", "a patched compile crashed - the fix did not hold on this torch (please report it)"),
+    2: Verdict("ERROR", "a case gave no result (timeout, a broken case process) or check could not run"),
 }
 WIDTH = 100  # the table; prose and error notes wrap at PROSE, for 80-column terminals
 PROSE = 80
 
 MODES = ("stock", "patched")
 
-#: Each patch's own seams add a sentence between these two (its HARNESS_NOTE).
-HARNESS_NOTE = " ".join((
-    "CPU-only machine: Triton-on-CPU harness. Inductor's real template codegen, codegen cache and "
-    "benchmark-request code run; kernel launches are replaced by an arity oracle that raises the "
-    "TypeError a real launcher would (python -m pydoc inductor_fix.check.harness lists the seams it replaces).",
-    *harness_notes(),
-    "It shows whether arguments fit kernels, not whether outputs are right.",
-))
+
+
+def harness_note() -> str:
+    """What ``check`` says of the CPU harness; each patch's own seams add a sentence between the
+    first and the last (its part's ``harness_note``). Read when check runs: importing this module
+    reads no part."""
+    return " ".join((
+        "CPU-only machine: Triton-on-CPU harness. Inductor's real template codegen, codegen cache and "
+        "benchmark-request code run; kernel launches are replaced by an arity oracle that raises the "
+        "TypeError a real launcher would (python -m pydoc inductor_fix.check.harness lists the seams it replaces).",
+        *harness_notes(),
+        "It shows whether arguments fit kernels, not whether outputs are right.",
+    ))
 
 
 @dataclasses.dataclass
@@ -77,27 +95,40 @@ class Case:
     state: str | None = None
     seconds: float = 0.0
     steps: list[dict[str, Any]] = dataclasses.field(default_factory=list)
-    #: counters["inductor_fix"] of the case process: did the arity guard have to act?
-    guard: dict[str, int] = dataclasses.field(default_factory=dict)
+    #: counters["inductor_fix"] of the case process: what every patch did there, by activity kind.
+    counters: dict[str, int] = dataclasses.field(default_factory=dict)
 
     #: Whether stock torch of this version has the bug this case shows (the patch table).
     affected: bool = False
 
     def outcome(self) -> str:
-        """One short phrase: ``ok``, ``crashed (expected)``, ``CRASHED``, ``timed out`` ..."""
+        """One short phrase: ``ok``, ``crashed (expected)``, ``CRASHED``, ``timed out`` ...; a stock
+        case that failed otherwise than its patch's crash: ``failed (not the crash)``."""
         if self.failure:
             return self.failure
         if self.ok:
             return "ok"
         if self.mode == "stock":
+            if not self.is_the_crash():
+                return "failed (not the crash)"
             return "crashed (expected)" if self.affected else "crashed (not expected on this torch)"
         return "CRASHED"
+
+    def is_the_crash(self) -> bool:
+        """Whether the case's error is the stock crash of its op's patch (``Patch.crash``, the
+        patch table's; on a CPU also the harness's launch of the wrong arity, raised in the
+        launcher's place)."""
+        patch = by_op(self.op)
+        if patch is None or not self.error:
+            return False
+        harness = self.device == "cpu" and re.search(ORACLE_ERROR, self.error) is not None
+        return patch.crash.matches(self.error) or harness
 
     def details(self) -> str:
         """What an ok case measured: max relative error and what the fix did, short."""
         errors = [s["max_rel_error"] for s in self.steps if s.get("max_rel_error") is not None]
         parts = [f"err {max(errors):.1e}"] if errors else []
-        parts += [f"{key} {value}" for key, value in sorted(self.guard.items()) if value]
+        parts += [f"{key} {value}" for key, value in sorted(self.counters.items()) if value]
         return ", ".join(parts)
 
 
@@ -105,16 +136,23 @@ class Case:
 #: median of ``cases[].seconds`` in ``check --jobs 1 --json FILE`` (22 cases, 21.3 s; 481 s in all)
 #: on a 2-CPU machine, torch 2.14.1; the progress lines then use the pace measured on the machine.
 CPU_CASE_SECONDS = 21
+
+
 def triton_hint() -> str:
     """What check says to a machine without triton (README's install section says the same): the
-    release this torch's metadata pins, where it pins one (CUDA builds), else which to look for."""
+    triton this torch's metadata declares, where it declares one (CUDA builds), else which to look for."""
+    import re
+
     from .._versions import triton_required, torch_version
 
-    pinned = triton_required()
-    if pinned is not None:
-        return f"python -m pip install triton=={pinned} (the release torch {torch_version()} requires)"
+    declared = triton_required()
+    if declared is not None:
+        quoted = f'"{declared}"' if re.search(r"[<>~!*, ]", declared) else declared  # a shell's words
+        return f"python -m pip install {quoted} (what torch {torch_version()} declares it requires)"
     return (f"python -m pip install triton (the release the CUDA build of torch {torch_version()} requires, if "
             "the newest does not fit it: pip show torch on a CUDA machine names it)")
+
+
 SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
@@ -161,7 +199,7 @@ def _run_case_process(case: Case, timeout: float, threads: int | None) -> Case:
         case.failure = child.failure if child.timed_out else f"no result: case {child.failure}"
         return case
     result = child.result
-    case.state, case.steps, case.guard = result["state"], result["steps"], result["guard"]
+    case.state, case.steps, case.counters = result["state"], result["steps"], result["counters"]
     failed = [step for step in case.steps if step["error"]]
     case.ok = not failed and len(case.steps) == steps_of(case.op, case.order)
     case.error = failed[0]["error"] if failed else None
@@ -232,7 +270,7 @@ def run_check(
     """Run every case, print the table, return the exit status (0: all patched ok;
     :data:`EXIT_STATUS`). Ctrl-C, SIGTERM and SIGHUP end every case process (with its
     compile workers) and remove its temporary directories, and return 128 + the signal."""
-    previous = {}
+    previous: dict[int, Any] = {}
     if threading.current_thread() is threading.main_thread():
         caught: list[int] = []
 
@@ -255,8 +293,18 @@ def run_check(
             signal.signal(signum, handler)
 
 
-def _run_check(ops: Sequence[str], device: str, jobs: int | None, timeout: float, json_path: str | None) -> int:
-    print(f"inductor_fix check: loading torch ({', '.join(ops)}) ...", flush=True)
+def _run_check(ops: Sequence[str] | None, device: str, jobs: int | None, timeout: float,
+               json_path: str | None) -> int:
+    # The parts, read now: one that cannot be read is named, and its ops are not run.
+    broken = broken_parts()
+    chosen = list(default_ops() if ops is None else ops)
+    not_loaded = [_wrapped(f"skipped {name}: its check part cannot be read, so its ops cannot run ({reason})")
+                  for name, reason in broken.items()]
+    if not chosen:
+        print("\n".join(not_loaded))
+        print("inductor_fix check: no op can run (above)", file=sys.stderr)
+        return 2
+    print(f"inductor_fix check: loading torch ({', '.join(chosen)}) ...", flush=True)
     sweep()  # what a check killed outright (SIGKILL) left in the temporary directory
     ignore_cpu_backend_warning()
     try:
@@ -290,10 +338,11 @@ def _run_check(ops: Sequence[str], device: str, jobs: int | None, timeout: float
         print(_wrapped(f"INDUCTOR_FIX_DISABLE={os.environ['INDUCTOR_FIX_DISABLE']} is set here: check sets it "
                        "itself in each case (stock: 1; patched: unset), to compare the two."))
     if device == "cpu":
-        print(_wrapped(HARNESS_NOTE))
+        print(_wrapped(harness_note()))
     else:
         print(f"CUDA: {torch.cuda.get_device_name()}; kernels run for real, patched outputs compared with eager.")
-    chosen = list(default_ops() if ops is None else ops)
+    for line in not_loaded:
+        print(line)
     skipped = {op: reason for op in chosen if (reason := unavailable(op, device))}
     for op, reason in skipped.items():
         print(_wrapped(f"skipped {op}: {reason}"))
@@ -339,9 +388,9 @@ def _run_check(ops: Sequence[str], device: str, jobs: int | None, timeout: float
             write_whole(json_path, json.dumps({
                 "torch": status.torch_version, "triton": status.triton_version, "device": device,
                 "inductor_fix": inductor_fix.__version__, "exit_status": exit_status,
-                "verdict": EXIT_STATUS[exit_status].split(":")[0],
+                "verdict": EXIT_STATUS[exit_status].word,
                 "options": {"ops": list(dict.fromkeys(c.op for c in cases)), "jobs": jobs, "timeout": timeout},
-                "skipped": skipped,
+                "skipped": skipped, "parts_not_read": broken,
                 "cases": [dataclasses.asdict(c) for c in cases]}, indent=2))
         except OSError as error:  # it could be written at start: something changed since
             print(f"inductor_fix check: --json {json_path}: cannot write to it: {error.strerror or error}",
@@ -373,16 +422,18 @@ def verdict(cases: list[Case]) -> tuple[str, int]:
     states = ", ".join(sorted({c.state for c in patched if c.state})) or "unknown"
     table, notes = _table(cases)
     lines = [table, ""]
-    lines += [_wrapped(note, f"[{number}] ") for number, note in enumerate(notes, 1)]
+    if notes:  # one blank line between the table, its notes and the summary
+        lines += [_wrapped(note, f"[{number}] ") for number, note in enumerate(notes, 1)] + [""]
     lines += [
-        "",
-        f"stock:   crashed in {sum(bool(c.error) for c in stock)}/{len(stock)} cases "
+        f"stock:   crashed in {sum(c.is_the_crash() for c in stock)}/{len(stock)} cases "
         f"({sum(c.affected for c in stock)} expected to on this torch"
+        + (f"; {len(other)} failed otherwise" if (other := [c for c in stock if c.error and not c.is_the_crash()])
+           else "")
         + (f"; {sum(bool(c.failure) for c in stock)} gave no result)" if any(c.failure for c in stock) else ")"),
         f"patched: ok in {sum(c.ok for c in patched)}/{len(patched)} cases (inductor_fix state: {states})",
     ]
     status = 1 if crashed else 2 if no_result else 0
     reason = {0: "patched compiles never crashed", 1: "a patched compile crashed: the fix did not hold",
               2: f"{len(no_result)} case(s) gave no result"}[status]
-    lines.append(f"verdict: {EXIT_STATUS[status].split(':')[0]} - {reason} (exit {status})")
+    lines.append(f"verdict: {EXIT_STATUS[status].word} - {reason} (exit {status})")
     return "\n".join(lines), status

@@ -1,27 +1,37 @@
 """The check table: every patch's ``check`` workloads, read through the patch table.
 
 A patch shows its bug to ``inductor-fix check`` through the ``check`` part of its folder
-(``inductor_fix/patches/<module>/check.py``), whose ``PART`` is a
+(``inductor_fix/patches/<folder>/check.py``), whose ``PART`` is a
 :class:`~inductor_fix.check.parts.CheckPart`: its workloads (one
 :class:`~inductor_fix.check.workloads.Workload` per op), optionally the seams the CPU harness
 enters besides its own, and what ``check`` says about them. A patch without one has no
-``check`` ops. Nothing here imports torch, and nothing here names a patch or an op.
+``check`` ops. A part that cannot be read (:class:`~inductor_fix.check.parts.PartError`) is
+left out, and named by :func:`broken_parts` for ``check`` to say so. Each function reads the
+parts when it is called: importing this module reads none. Nothing here imports torch, and
+nothing here names a patch or an op.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, ContextManager
 
-from .parts import CheckPart, part, patches
+from .parts import CheckPart, load_parts
 from .workloads import Step, Workload
 
-__all__ = ["check_parts", "default_ops", "harness_notes", "harness_seams", "label_of", "ops", "orders_of",
-           "run_sequence", "steps_of", "unavailable", "workloads"]
+__all__ = ["broken_parts", "check_parts", "default_ops", "harness_notes", "harness_seams", "label_of", "ops",
+           "orders_of", "run_sequence", "steps_of", "unavailable", "workloads"]
 
 
 def check_parts() -> dict[str, CheckPart]:
-    """Patch name -> its ``check`` part, for each patch of the table that has one, in table order."""
-    return {patch.name: check for patch in patches() if (check := part(patch, "check")) is not None}
+    """Patch name -> its ``check`` part, for each patch of the table that has one that can be
+    read, in table order."""
+    return load_parts("check").parts
+
+
+def broken_parts() -> dict[str, str]:
+    """Patch name -> why its ``check`` part cannot be read (its ops are unknown: ``check`` says so
+    and runs the others)."""
+    return load_parts("check").broken
 
 
 def workloads() -> dict[str, Workload]:

@@ -3,7 +3,7 @@
 step, and two-compile sequences of a template :class:`Op` with and without aliased operands.
 
 Each patch declares its own workloads in its folder's ``check`` part
-(``inductor_fix/patches/<module>/check.py``, a :class:`~inductor_fix.check.parts.CheckPart`),
+(``inductor_fix/patches/<folder>/check.py``, a :class:`~inductor_fix.check.parts.CheckPart`),
 read by :mod:`inductor_fix.check.table`; this module knows no patch and no op.
 
 Sequences (:data:`SEQUENCES`): two compiles in one process with equal layouts, one where
@@ -179,8 +179,8 @@ def compile_step(
 
 def describe_error(error: BaseException) -> str:
     """``"TypeError: <first line>"`` of the innermost error, without Inductor's wrapper text."""
-    while error.__cause__ is not None or getattr(error, "inner_exception", None) is not None:
-        error = getattr(error, "inner_exception", None) or error.__cause__
+    while (inner := getattr(error, "inner_exception", None) or error.__cause__) is not None:
+        error = inner
     text = str(error).strip().splitlines()
     first = text[0] if text else ""
     if type(error).__name__ == "LoweringException":  # its message already starts "TypeError: ..."

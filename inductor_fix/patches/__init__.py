@@ -1,7 +1,7 @@
 """The patch table: every patch, one line each, in the order they are applied and shown.
 
-A patch is one folder, ``inductor_fix/patches/<module>/`` (:mod:`.base` says what it
-holds); its diffs are in the repository's ``patches/`` and its tests in ``test/<module>/``.
+A patch is one folder, ``inductor_fix/patches/<folder>/`` (:mod:`.record` says what it
+holds); its diffs are in the repository's ``patches/`` and its tests in ``test/<folder>/``.
 Everything else (the lifecycle, status, the job report, ``check``, the CLI, the tools and
 the shared tests) reads names, targets and activity kinds from this table only; ``check``, the
 tools and the tests read a patch's parts (its ops among them) through :mod:`inductor_fix.check.parts`.
@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import importlib
 
-from .base import MODULE, NotNeeded, Patch, Unsupported
+from .record import NotNeeded, Patch, Unsupported
+from .target_names import MODULE
 
-__all__ = ["MODULE", "PATCHES", "NotNeeded", "Patch", "Unsupported", "by_name", "targets"]
+__all__ = ["MODULE", "PATCHES", "NotNeeded", "Patch", "Unsupported", "by_crash", "by_name", "targets"]
 
 #: The folders of the patches, in table order.
 FOLDERS: tuple[str, ...] = (
@@ -48,3 +49,8 @@ def by_name(name: str) -> Patch:
             return patch
     raise KeyError(name)
 
+
+def by_crash(text: str | None) -> Patch | None:
+    """The first patch of the table whose stock crash (``Patch.crash``) ``text`` is: an error as
+    ``Type: message``, or how a process ended (``killed by SIGSEGV``); None for any other."""
+    return next((patch for patch in PATCHES if patch.crash.matches(text)), None)

@@ -139,7 +139,7 @@ class TestAliasedTemplateInputs(TestCase):
         (detail,) = [d for d in activity["details"] if d["kind"] == "collisions_prevented"]
         self.assertEqual((detail["template"], detail["patterns"]), ("bmm", [[0, 0], [0, 1]]))
         self.assertEqual(detail["count"], activity["counts"]["collisions_prevented"])
-        self.assertIn("kept bmm apart by aliasing: patterns (0, 0) vs (0, 1)", activity["lines"])
+        self.assertIn("kept bmm apart by aliasing: patterns (0, 0) vs (0, 1) (op aten.bmm)", activity["lines"])
 
 
 class TestCodegenCacheHits(TestCase):

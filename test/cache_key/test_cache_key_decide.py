@@ -7,6 +7,7 @@ import warnings
 from unittest import mock
 
 import inductor_fix
+import torch
 import torch._inductor.select_algorithm as select_algorithm
 from inductor_fix import State
 from inductor_fix.patches.cache_key import PATCH
@@ -22,7 +23,9 @@ class TestDecide(TestCase):
         inductor_fix.remove()
         self.make_key = CACHE.__dict__["make_key"]
         # Each case is a fresh process's first sight of its message.
-        self.enterContext(mock.patch.object(inductor_fix._warnings, "_seen", set()))
+        seen = mock.patch.object(inductor_fix._warnings, "_seen", set())  # enterContext: Python 3.11+
+        seen.start()
+        self.addCleanup(seen.stop)
 
     def tearDown(self) -> None:
         inductor_fix.remove()
@@ -47,6 +50,29 @@ class TestDecide(TestCase):
         self.assertIn("already keys the aliasing pattern", status.patch(PATCH.name).reason)
         self.assertEqual((status.state, status.protected), (State.APPLIED, True))  # the others still apply
         self.assertIs(CACHE.__dict__["make_key"], make_key_keyed_by_identity)
+
+    def test_disabled_where_the_key_separates_aliasing_the_process_stays_protected(self) -> None:
+        """A new user on 2.15.0 (whose make_key keys aliasing) set ``INDUCTOR_FIX_DISABLE=`` this
+        patch: status said disabled, not protected. Its crash is not in such a torch: not needed,
+        protected; on this torch's own make_key it is disabled, unprotected (the control)."""
+        original = self.make_key
+
+        @functools.wraps(original)
+        def make_key_keyed_by_identity(self, input_nodes, *args, **kwargs):
+            key = original(self, input_nodes, *args, **kwargs)
+            return None if key is None else key + repr([id(n) for n in input_nodes])
+
+        crash_here = PATCH.is_affected(torch.__version__)  # this torch's own make_key: the control
+        for make_key, crash in ((make_key_keyed_by_identity, False), (original, crash_here)):
+            inductor_fix.remove()
+            CACHE.make_key = make_key
+            with mock.patch.dict("os.environ", {"INDUCTOR_FIX_DISABLE": PATCH.name}):
+                status = inductor_fix.apply()
+            with self.subTest(make_key=make_key.__name__):
+                self.assertEqual(status.patch(PATCH.name).state, State.DISABLED if crash else State.NOT_NEEDED)
+                self.assertEqual(status.protected, not crash)
+                self.assertIs(CACHE.__dict__["make_key"], make_key)  # probed, never wrapped
+        self.assertIn("INDUCTOR_FIX_DISABLE", status.patch(PATCH.name).reason)
 
     def test_unsupported_signature_warns_once(self) -> None:
         def make_key(self, nodes, num_stages, num_warps):

@@ -276,7 +276,7 @@ class TestKeyGrouping(TestCase):
     def test_keys_equal_exactly_when_patterns_equal(self) -> None:
         import inspect
 
-        from inductor_fix.patches.cache_key.fix import PROBE_ARGUMENTS
+        from inductor_fix.patches.cache_key.probe import PROBE_ARGUMENTS
         from matmul_cases import set_partitions
         from torch._inductor import ir, select_algorithm
 

@@ -22,10 +22,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import inductor_fix
+import torch
 from inductor_fix import State
 from inductor_fix.check.child import ChildResult
 from inductor_fix.check.runner import Case, _run_case_process, verdict
-from inductor_fix.patches.base import aliasing_pattern, target_owner
+from inductor_fix.patches.aliasing import aliasing_pattern
+from inductor_fix.patches.target_names import target_owner
 from inductor_fix.patches.cutlass_cache_key import PATCH
 from inductor_fix.patches.cutlass_cache_key.fix import MODULES, kernel_inputs_benchmark_request, keys_separate_aliasing
 from torch._inductor.test_case import TestCase, run_tests
@@ -78,10 +80,11 @@ class TestCodeCacheKey(TestCase):
     def test_stock_keys_ignore_aliasing(self) -> None:
         """The probe the patch decides by, on this torch's stock make_key (the negative control of
         the decision) and on the patched one."""
+        module = sys.modules[LOADED[0]]
         with inductor_fix.removed(PATCH.name):
-            self.assertFalse(keys_separate_aliasing(getattr(sys.modules[LOADED[0]], LOADED[1]).make_key))
+            self.assertFalse(keys_separate_aliasing(getattr(module, LOADED[1]).make_key, module))
         with inductor_fix.applied(PATCH.name):
-            self.assertTrue(keys_separate_aliasing(getattr(sys.modules[LOADED[0]], LOADED[1]).make_key))
+            self.assertTrue(keys_separate_aliasing(getattr(module, LOADED[1]).make_key, module))
 
     def test_a_collision_is_recorded_where_stock_would_replay(self) -> None:
         module, name = LOADED
@@ -125,7 +128,9 @@ class TestBenchmarkRequest(TestCase):
 class TestDecide(TestCase):
     def setUp(self) -> None:
         super().setUp()
-        self.enterContext(mock.patch.object(inductor_fix._warnings, "_seen", set()))
+        seen = mock.patch.object(inductor_fix._warnings, "_seen", set())  # enterContext: Python 3.11+
+        seen.start()
+        self.addCleanup(seen.stop)
 
     def tearDown(self) -> None:
         inductor_fix.apply()
@@ -202,6 +207,45 @@ class TestCrashInNativeCode(TestCase):
         self.assertEqual(patched.outcome(), "CRASHED")
         text, status = verdict([stock, patched])
         self.assertEqual(status, 1, text)
+
+
+class TestStockCrashKnown(TestCase):
+    """What CUTLASS's stock crash looks like is this patch's (``PATCH.crash``): ``report`` says a
+    process that died of it died of the crash the package fixes, ``check`` counts a case so
+    ended as the crash, and the GPU test's negative control reads the same pattern."""
+
+    SEEN = ("RuntimeError: Error in function: cutlass_5f3b1c2a",  # the other order on the H200
+            "the case process crashed: process failed (killed by SIGSEGV): Fatal Python error: Segmentation fault")
+
+    def test_the_forms_seen_on_the_h200_are_the_patchs(self) -> None:
+        from inductor_fix.patches import by_crash
+
+        for text in self.SEEN:
+            self.assertIs(by_crash(text), PATCH, text)
+        self.assertIsNone(by_crash("RuntimeError: nvcc not found"))  # control: another error
+
+    def test_the_report_names_it(self) -> None:
+        from inductor_fix.patches import PATCHES
+        from inductor_fix.report import summarize
+
+        def died(error: str, state: str) -> dict:
+            return {"format": 1, "pid": 7, "benchmarks": 0, "torch": torch.__version__,
+                    "exit_error": {"error": f"BackendCompilerFailed: backend='inductor' raised: {error}",
+                                   "in_compile": True, "raised_in": "torch/_inductor/codecache.py:1"},
+                    "patches": [{"name": p.name, "state": state if p is PATCH else "applied"} for p in PATCHES]}
+
+        advice = summarize([died(self.SEEN[0], "disabled")])["advice"]
+        self.assertIn(f"that is the crash inductor_fix fixes ({PATCH.name}", advice)
+        self.assertIn("please report it", summarize([died(self.SEEN[0], "applied")])["advice"])
+        other = summarize([died("RuntimeError: nvcc not found", "disabled")])["advice"]  # the negative control
+        self.assertNotIn("the crash inductor_fix fixes", other)
+        self.assertIn("fix that error", other)
+
+    def test_check_counts_it(self) -> None:
+        for error, outcome in ((self.SEEN[0], "crashed (expected)"), (self.SEEN[1], "crashed (expected)"),
+                               ("RuntimeError: nvcc not found", "failed (not the crash)")):
+            case = Case("cutlass_mm", "alias-first", "stock", "cuda", error=error, affected=True)
+            self.assertEqual(case.outcome(), outcome, error)
 
 
 if __name__ == "__main__":

@@ -28,8 +28,9 @@ from inductor_fix.patches.cutlass_cache_key import PATCH
 from torch._inductor.test_case import TestCase, run_tests
 from torch.testing._internal.common_utils import instantiate_parametrized_tests, parametrize
 
-#: Stock's crash: the segfault of the replayed kernel, CUTLASS's own error for it, or no choice left.
-CRASH = r"killed by SIGSEGV|killed by SIGBUS|Error in function: cutlass_|NoValidChoicesError|illegal memory access"
+#: Stock's crash: the segfault of the replayed kernel, CUTLASS's own error for it, or no choice left
+#: (the patch's ``Patch.crash``).
+CRASH = PATCH.crash.pattern
 SETTINGS = {"in-process": {}, "subprocess": {"TORCHINDUCTOR_AUTOTUNE_IN_SUBPROC": "1"}}
 
 

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from inductor_fix._stats import paired_ratios, span
-from inductor_fix.check.parts import BenchPart, part, patches
+from inductor_fix.check.parts import BenchPart, load_parts, patches
 
 __all__ = ["PART", "add_arguments", "markdown", "out_name", "run", "worker"]
 
@@ -60,15 +60,18 @@ STOCK_GOAL, WORKAROUND_GOAL = 1.05, 0.9
 
 
 def _bench_parts() -> list[tuple[Any, BenchPart]]:
-    """(patch, its bench part) for each patch of the table that has one."""
-    return [(patch, bench) for patch in patches() if (bench := part(patch, "bench")) is not None]
+    """(patch, its bench part) for each patch of the table that has one that can be read (``tools/bench
+    --help`` names one that cannot)."""
+    benches = load_parts("bench").parts
+    return [(patch, benches[patch.name]) for patch in patches() if patch.name in benches]
 
 
 def _owners() -> dict[str, Any]:
     """workload -> the patch whose bug it shows (None: a real client)."""
     owners: dict[str, Any] = {}
+    checks, benches = load_parts("check").parts, load_parts("bench").parts
     for patch in patches():
-        check, bench = part(patch, "check"), part(patch, "bench")
+        check, bench = checks.get(patch.name), benches.get(patch.name)
         for workload in check.workloads if check is not None else ():
             owners.update({f"{workload.op}:{order}": patch for order in workload.sequences})
         owners.update(dict.fromkeys(bench.compile_workloads if bench is not None else {}, patch))
@@ -268,7 +271,7 @@ def _workload(name: str, device: str, outputs: dict[str, Any]) -> tuple[Callable
 
         return run_client, clients.WORKAROUND
     patch = _owners()[name]
-    bench = part(patch, "bench")
+    bench = load_parts("bench").parts.get(patch.name)
     workaround = dict(bench.compile_workaround) if bench is not None else {}
     extra = bench.compile_workloads if bench is not None else {}
     if name in extra:

@@ -18,7 +18,12 @@ the bytecode pip compiled at install.
   with ``perf_counter`` inside fresh processes; also which ``torch._inductor`` modules
   that import pulled in (none is the goal).
 
-These three with ``INDUCTOR_FIX_AUTOLOAD=0``: the other routes alone.
+- ``commands``: what the ``inductor-fix`` program itself costs: ``inductor-fix run -- true``
+  (``run``'s own process, which every job under ``run`` pays once: it replaces itself with the
+  command) and ``inductor-fix status --no-load`` (its entry-point probe, a second process,
+  included), each against ``python -c pass``, rotated; each repetition's difference is one pair.
+
+These four with ``INDUCTOR_FIX_AUTOLOAD=0``: the other routes alone.
 
 - ``autoload``: what installing the package adds to every ``import torch`` (torch's
   ``torch.backends`` entry point): the venv with the wheel against the venv without it. In
@@ -31,7 +36,9 @@ These three with ``INDUCTOR_FIX_AUTOLOAD=0``: the other routes alone.
 hook to the first measurement, in the same rotation (before/after a change, side by side).
 
 Goals: no torch ≤ 1 ms added (median of pairs; issue 41, was 5 ms); import after torch
-≤ 10 ms (issue 21); autoload ≤ 10 ms added per ``import torch`` (issue 29).
+≤ 10 ms (issue 21); autoload ≤ 10 ms added per ``import torch`` (issue 29); ``run``'s own
+process ≤ 30 ms and ``status --no-load`` < 100 ms over ``python -c pass`` (issue 47: 170 and
+350 ms, the command line imported ``check`` and its harness for every command).
 """
 
 from __future__ import annotations
@@ -52,7 +59,10 @@ from inductor_fix.check.parts import BenchPart
 __all__ = ["GOALS_MS", "PART", "add_arguments", "markdown", "run"]
 
 
-GOALS_MS = {"run_no_torch": 1.0, "import_after_torch": 10.0, "autoload": 10.0}
+GOALS_MS = {"run_no_torch": 1.0, "import_after_torch": 10.0, "autoload": 10.0, "run_command": 30.0,
+            "status_no_load": 100.0}
+#: The ``inductor-fix`` commands measured against ``python -c pass``: name -> arguments.
+COMMANDS = {"run_command": ["run", "--", "true"], "status_no_load": ["status", "--no-load"]}
 IMPORT_CHILD = """
 import json, sys, time
 import torch
@@ -165,6 +175,22 @@ def _paired(code: str, reps: int, venv: Venv, cwd: str, other: Venv | None = Non
     return result
 
 
+def _commands(reps: int, venv: Venv, cwd: str) -> dict[str, Any]:
+    """``python -c pass`` and each of :data:`COMMANDS` through the venv's ``inductor-fix``, rotated."""
+    program = str(Path(venv.python).parent / "inductor-fix")
+    arms = {"pass": [venv.python, "-c", "pass"], **{name: [program, *args] for name, args in COMMANDS.items()}}
+    times: dict[str, list[float]] = {name: [] for name in arms}
+    for command in arms.values():
+        _wall(command, _environment(), cwd)  # warm the page cache
+    for rep in range(reps):
+        names = list(arms)[rep % len(arms):] + list(arms)[:rep % len(arms)]
+        for name in names:
+            times[name].append(_wall(arms[name], _environment(), cwd))
+    return {"pass_ms": summary(times["pass"]),
+            **{f"{name}_ms": summary(times[name]) for name in COMMANDS},
+            **{f"{name}_added_ms": summary([t - a for t, a in zip(times[name], times["pass"])]) for name in COMMANDS}}
+
+
 def _imports(reps: int, venv: Venv, cwd: str) -> list[dict[str, Any]]:
     """``import inductor_fix`` after ``import torch``, ``reps`` fresh processes (and one first to warm)."""
     imports = []
@@ -226,6 +252,9 @@ def run(args: Any, child: Any = None) -> dict[str, Any]:
         no_torch = _paired("pass", reps, venv, scratch, other)
         print(f"run, import torch: {reps} pairs ...", flush=True)
         with_torch = _paired("import torch", reps, venv, scratch)
+        print(f"commands: inductor-fix run -- true, status --no-load against python -c pass, {reps} rounds ...",
+              flush=True)
+        commands = _commands(reps, venv, scratch)
         print(f"import inductor_fix after import torch: {reps} fresh processes ...", flush=True)
         imports = _imports(reps, venv, scratch)
         print(f"autoload: import torch with and without the package installed, {reps} pairs ...", flush=True)
@@ -236,7 +265,7 @@ def run(args: Any, child: Any = None) -> dict[str, Any]:
             "against": _commit(str(against)) if against else None, "run_import_torch": with_torch,
             "import_after_torch_ms": summary([i["ms"] for i in imports]),
             "inductor_modules": sorted({m for i in imports for m in i["inductor_modules"]}), "autoload": autoload,
-            "goals_ms": GOALS_MS}
+            "commands": commands, "goals_ms": GOALS_MS}
 
 
 def _commit(checkout: str) -> str:
@@ -261,6 +290,18 @@ def markdown(data: dict[str, Any]) -> str:
         ("`python -c \"import torch\"` under `run`, added ms per process",
          span(data["run_import_torch"]["added_ms"], 1), "-",
          f"{data['run_import_torch']['alone_ms']['median']:.0f} alone"),
+    ]
+    if data.get("commands"):
+        commands = data["commands"]
+        rows += [
+            ("`inductor-fix run -- true` (run's own process), ms over `python -c pass`",
+             span(commands["run_command_added_ms"], 1), f"≤ {goals['run_command']:g}",
+             f"{commands['pass_ms']['median']:.1f} `python -c pass`"),
+            ("`inductor-fix status --no-load`, ms over `python -c pass`",
+             span(commands["status_no_load_added_ms"], 1), f"< {goals['status_no_load']:g}",
+             "its entry-point probe (a second process) included"),
+        ]
+    rows += [
         ("`import inductor_fix` after `import torch`, ms", span(data["import_after_torch_ms"], 1),
          f"≤ {goals['import_after_torch']:g}", f"torch._inductor modules imported: "
          f"{', '.join(data['inductor_modules']) or 'none'}"),

@@ -91,7 +91,7 @@ def discover(project: Path = PROJECT) -> dict[str, Suite]:
     """Every suite of every patch of the table, in table order."""
     suites = {}
     for patch in PATCHES:
-        files = (project / "test" / patch.module).glob("test_*properties.py")
+        files = (project / "test" / patch.folder).glob("test_*properties.py")
         for path in sorted(files, key=lambda p: (len(p.stem), p.stem)):
             name = path.stem.removeprefix("test_").removesuffix("_properties")
             tree = ast.parse(path.read_text(), str(path))

@@ -39,7 +39,7 @@ the oldest supported torch checks a choice's arity against its benchmark argumen
 
 from __future__ import annotations
 
-from ..base import Patch
+from ..record import LAUNCHER_ERRORS, Crash, Patch
 from . import fix
 from .activity import ACTIVITY
 
@@ -56,4 +56,6 @@ PATCH = Patch(
                 "as of 2.15.0)",
     diffs=("0002-inductor-check-template-kernel-arity-before-autotuning.patch",),
     activity=ACTIVITY,
+    # A launch its kernel cannot take, whatever made the two disagree.
+    crash=Crash(errors=LAUNCHER_ERRORS),
 )

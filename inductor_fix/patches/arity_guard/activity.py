@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..base import Activity, Kind
+from ..._activity import Activity, Kind
 
 __all__ = ["ACTIVITY", "KINDS"]
 

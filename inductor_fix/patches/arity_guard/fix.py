@@ -9,12 +9,12 @@ import inspect
 import logging
 import os
 import threading
-from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, NamedTuple
 
-from ..base import (GRID_VALUES, Unsupported, kernel_parameters, require_class, require_codegen_cache,
-                   require_function, require_parameters, tensor_metas)
+from ..._launch import GRID_VALUES, kernel_parameters, tensor_metas
+from ..decide import require_class, require_codegen_cache, require_function, require_parameters
+from ..record import Unsupported
 
 from .activity import ACTIVITY
 
@@ -88,7 +88,7 @@ def benchmark_arguments(bmreq: Any, inputs: list[Any] | None = None,
 def arity_mismatch(template_name: str, choice: Any) -> ArityMismatch | None:
     """The mismatch of a generated choice, or None if it matches or cannot be checked
     (not a Triton benchmark request, or a kernel without a Python signature)."""
-    bmreq = getattr(choice, "bmreq", None)
+    bmreq: Any = getattr(choice, "bmreq", None)
     try:
         parameters = kernel_parameters(bmreq)
         if len(parameters) == benchmark_argument_count(bmreq):
@@ -104,7 +104,8 @@ def _drop_stale_entry(template: Any, module_path: str) -> int:
     entries = getattr(getattr(template, "_generated_code_cache", None), "_cache", None)
     if not isinstance(entries, dict):
         return 0
-    code = Path(module_path).read_text()
+    with open(module_path, encoding="utf-8") as source:
+        code = source.read()
     stale = [key for key, entry in entries.items() if getattr(entry, "code", None) == code]
     for key in stale:
         del entries[key]
@@ -174,7 +175,7 @@ def _passed_through(error: BaseException, target: str, how: str = "unchanged") -
 
 
 _NOTE = "inductor_fix: arity-guard passed"
-_PACKAGE = str(Path(__file__).resolve().parents[2]) + os.sep  # inductor_fix/
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))) + os.sep  # inductor_fix/
 
 
 def _exclude(mismatch: ArityMismatch, description: str, store: threading.local, counter: str) -> None:
@@ -194,7 +195,8 @@ def guarded_benchmark_choice(benchmark_choice: Callable[..., Any], template_call
 
     @functools.wraps(benchmark_choice)
     def benchmark_choice_with_arity_guard(cls: Any, choice: Any, autotune_args: Any) -> Any:
-        bmreq = getattr(choice, "bmreq", None)
+        bmreq: Any = getattr(choice, "bmreq", None)
+        passed: int | None
         if isinstance(choice, template_caller) and getattr(bmreq, "module_path", None) is not None:
             try:
                 inputs, output = autotune_args.get_benchmark_tensors(False).unpack()

@@ -67,7 +67,7 @@ flexible, in 2.15.0).
 
 from __future__ import annotations
 
-from ..base import Patch
+from ..record import LAUNCHER_ERRORS, Crash, Patch
 from . import fix
 from .activity import ACTIVITY
 
@@ -89,4 +89,8 @@ PATCH = Patch(
     diffs=("0003-inductor-benchmark-template-choices-with-their-kernel-inputs.patch",
            "0004-inductor-freeze-the-flex-backwards-realized-captured-buffers.patch"),
     activity=ACTIVITY,
+    # The benchmark's launch one tensor short; up to 2.13 the backward's unrealized input, a
+    # Pointwise or a view (T5's), which selection cannot key; 2.14's frozen-less layout.
+    crash=Crash(errors=(*LAUNCHER_ERRORS, r"NotImplementedError: (Pointwise|\w*View)\b",
+                        r"AssertionError: convert FlexibleLayout to FixedLayout first")),
 )

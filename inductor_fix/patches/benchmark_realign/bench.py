@@ -75,14 +75,15 @@ def worker(argv: list[str]) -> dict[str, Any]:
                 steps = run_compiles(operation(op), (False,), device, compare=False)
             assert steps[0].error is None, steps[0].error
     per_choice_us, shares, choices_seen = [], [], 0
+    def unused(node: Any) -> Any:  # the zero-filled tensor of a captured buffer: a matmul has none
+        raise AssertionError(f"a matmul choice captured {node}")
+
     for choices, input_nodes, gen_fns, whole in calls:
-        grouping = min(timeit.repeat(
-            lambda choices=choices, input_nodes=input_nodes, gen_fns=gen_fns: realign.group_choices(
-                choices, input_nodes, gen_fns, None, select_algorithm.TritonTemplateCaller),
-            number=1, repeat=rounds,
-        ))
-        as_selected, groups = realign.group_choices(choices, input_nodes, gen_fns, None,
-                                                    select_algorithm.TritonTemplateCaller)
+        def group(choices: Any = choices, input_nodes: Any = input_nodes, gen_fns: Any = gen_fns) -> Any:
+            return realign.group_choices(choices, input_nodes, gen_fns, unused, select_algorithm.TritonTemplateCaller)
+
+        grouping = min(timeit.repeat(group, number=1, repeat=rounds))
+        as_selected, groups = group()
         assert not groups, "a matmul choice needed realigning"
         per_choice_us.append(grouping / len(choices) * 1e6)
         shares.append(grouping / whole)

@@ -201,7 +201,7 @@ def checkpointed(body: Callable[..., Any], kind: str | None) -> Callable[..., An
             return CheckpointPolicy.MUST_SAVE
         return CheckpointPolicy.PREFER_RECOMPUTE
 
-    options = {}
+    options: dict[str, Any] = {}
     if kind == "selective":
         options["context_fn"] = functools.partial(create_selective_checkpoint_contexts, policy)
 

@@ -10,7 +10,8 @@ import logging
 from types import ModuleType
 from typing import Any, Callable, NamedTuple, Sequence
 
-from ..base import Unsupported, require_class, require_parameters
+from ..decide import require_class, require_parameters
+from ..record import Unsupported
 from .activity import ACTIVITY
 
 __all__ = ["Realignment", "decide", "group_choices", "input_names", "plan_realignment", "realigned_benchmark",
@@ -57,7 +58,8 @@ def plan_realignment(
     for position, node in enumerate(selection_nodes):
         first_by_name.setdefault(node.get_name(), (position, node))
     own = {node.get_name(): node for node in reversed(list(choice_nodes))}
-    nodes, gen_fns, captured = [], {}, []
+    nodes: list[Any] = []
+    gen_fns, captured = {}, []
     for name in kernel:
         if name in first_by_name:
             position, node = first_by_name[name]
@@ -76,7 +78,7 @@ def group_choices(
     input_nodes: Sequence[Any],
     input_gen_fns: dict[int, Callable[[Any], Any]] | None,
     zeros: Callable[[Any], Any],
-    template_caller: type,
+    template_caller: type[Any],
 ) -> tuple[list[Any], dict[tuple[str, ...], tuple[Realignment, list[Any]]]]:
     """``(choices benchmarked as selected, {kernel inputs: (realignment, choices)})``: only
     ``template_caller`` choices (Triton templates) are ever realigned."""

@@ -12,7 +12,7 @@ order, too few (``missing ... '_grid_2'``). Reported as pytorch/pytorch#188069; 
 2.15.0 by PR #188268.
 
 Whether a build needs the fix is decided by calling its ``make_key`` with ``(x, x)`` and
-``(x, y)`` of equal layouts (:func:`~.fix.keys_separate_aliasing`), never by version.
+``(x, y)`` of equal layouts (:data:`~.probe.keys_separate_aliasing`), never by version.
 
 Keying by aliasing makes a second pattern generate code of its own, whose choices then
 missed Inductor's autotune cache and were compiled and benchmarked again (up to 1.37x
@@ -26,7 +26,8 @@ pattern's copy of a config whose first code failed to compile (on an H200, a bmm
 over the device's shared memory) is declined (:class:`~.fix.FamilyFailed`): untimed, it
 would make its selection benchmark every choice again (``docs/sharing-premise.md``).
 
-Folder: ``fix.py`` (decide, wrappers, verify), ``activity.py`` (what it records),
+Folder: ``fix.py`` (decide, wrappers), ``probe.py`` (does a ``make_key`` key aliasing: decide,
+verify, ``lacks_crash``), ``activity.py`` (what it records),
 ``check.py`` (the matmul ``check`` sequences), ``bench.py`` (``tools/bench cache_key``),
 ``drills.py`` (drift drills). Delete the folder, ``patches/0001-*``, ``patches/0005-*``,
 ``test/cache_key/``, ``docs/bench/cache_key.json`` and its line in the patch table when
@@ -36,7 +37,7 @@ the oldest supported torch is 2.15.0 (and, for the shared autotuning, one that h
 
 from __future__ import annotations
 
-from ..base import Patch
+from ..record import LAUNCHER_ERRORS, Crash, Patch
 from . import fix
 from .activity import ACTIVITY
 
@@ -47,6 +48,7 @@ PATCH = Patch(
     targets=fix.targets(),
     decide=fix.decide,
     verify=fix.verify,
+    lacks_crash=fix.lacks_crash,
     effect="codegen-cache keys now include the input aliasing pattern (pytorch/pytorch#188069); a later "
            "pattern's choices share their family's autotuning",
     upstream="pytorch/pytorch#188069, fixed by PR #188268",
@@ -56,4 +58,6 @@ PATCH = Patch(
     diffs=("0001-inductor-key-template-codegen-cache-by-input-aliasing.patch",
            "0005-inductor-share-autotuning-between-template-choices-that-differ-only-by-aliasing.patch"),
     activity=ACTIVITY,
+    # The replayed kernel's launch, one argument too many or too few.
+    crash=Crash(errors=LAUNCHER_ERRORS),
 )

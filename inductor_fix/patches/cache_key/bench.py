@@ -51,7 +51,7 @@ def _key_arguments(select_algorithm: Any, make_key: Any, aliased: bool) -> tuple
     y = x if aliased else ir.StorageBox(ir.InputBuffer(name="arg1_1", layout=layout()))
     out = layout()
     identity = getattr(select_algorithm, "identity", None)  # what bmm passes as its epilogue
-    from inductor_fix.patches.cache_key.fix import PROBE_ARGUMENTS
+    from inductor_fix.patches.cache_key.probe import PROBE_ARGUMENTS
 
     values = dict(
         PROBE_ARGUMENTS,

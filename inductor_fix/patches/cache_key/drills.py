@@ -1,7 +1,7 @@
 """cache-key's drift drills: ``GeneratedCodeCache.make_key`` moves the way upstream changes do.
 
 ``python test/drift.py`` runs every patch's drills (its :class:`~inductor_fix.check.parts.DrillsPart`):
-each is ``(move, state)``, ``move(select_algorithm, kit)`` changing the module (``kit`` is
+each is a ``Drill(move, state)``, ``move(select_algorithm, kit)`` changing the module (``kit`` is
 ``test/drift.py``, with its helpers ``redefined`` and ``gains_keyword``) and ``state`` what
 this patch must then say; every other patch must still apply. ``under`` says what this
 patch says under the general drills of ``test/drift.py`` where that is not ``applied``.
@@ -15,7 +15,7 @@ import inspect
 import types
 from typing import Any
 
-from ...check.parts import DrillsPart
+from ...check.parts import Drill, DrillsPart
 
 __all__ = ["PART"]
 
@@ -62,10 +62,10 @@ def _hash_key_gone(module: types.ModuleType, kit: Any) -> None:
 
 PART = DrillsPart(
     drills={
-        "make-key-extra-parameter": (_make_key_extra_parameter, "unsupported"),
-        "make-key-keyword": (_make_key_keyword, "applied"),
-        "upstream-key-fix": (_upstream_key_fix, "not-needed"),
-        "hash-key-inherited": (_hash_key_gone, "unsupported"),
+        "make-key-extra-parameter": Drill(_make_key_extra_parameter, "unsupported"),
+        "make-key-keyword": Drill(_make_key_keyword, "applied"),
+        "upstream-key-fix": Drill(_upstream_key_fix, "not-needed"),
+        "hash-key-inherited": Drill(_hash_key_gone, "unsupported"),
     },
     # The general drills under which this patch does not apply (it wraps TritonTemplateCaller.hash_key).
     under={"renamed-class": "unsupported"},

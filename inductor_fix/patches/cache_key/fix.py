@@ -11,14 +11,17 @@ import weakref
 from types import ModuleType
 from typing import Any, Callable
 
-from ..base import (MODULE, NotNeeded, Unsupported, aliasing_pattern, require_codegen_cache, require_function,
-                   require_parameters)
+from ..aliasing import ProbeError, aliasing_pattern
+from ..decide import require_codegen_cache, require_function, require_parameters
+from ..record import NotNeeded, Unsupported
+from ..target_names import MODULE
+from .probe import TARGET, keys_separate_aliasing, lacks_crash, separates_aliasing, verify
 
 from .activity import ACTIVITY
 
 __all__ = ["FamilyFailed", "ProbeError", "aliasing_aware_make_key", "aliasing_pattern", "decide",
-           "family_recording_generate", "keys_separate_aliasing", "own_kernel_hash_key", "shared_hash_key",
-           "targets", "verify"]
+           "family_recording_generate", "keys_separate_aliasing", "lacks_crash", "own_kernel_hash_key",
+           "shared_hash_key", "targets", "verify"]
 
 
 #: (id of a GeneratedCodeCache, hash of a stock key) -> each aliasing pattern keyed with it,
@@ -193,7 +196,7 @@ def shared_hash_key(hash_key: Callable[[Any], str]) -> Callable[[Any], str]:
     def hash_key_shared_by_aliasing(self: Any) -> str:
         key = hash_key(self)
         own, first = _shared_first(self)
-        if first is None or own not in key:
+        if first is None or own is None or own not in key:
             return key
         return key.replace(own, first)
 
@@ -213,90 +216,14 @@ def own_kernel_hash_key(kernel_hash_key: Callable[[Any], str]) -> Callable[[Any]
     def kernel_hash_key_of_own_code(self: Any) -> str:
         key = kernel_hash_key(self)
         own, first = _shared_first(self)
-        if first is None or first not in key:
+        if first is None or own is None or first not in key:
             return key
         return key.replace(first, own)
 
     return kernel_hash_key_of_own_code
 
 
-# --- the probe: does this make_key separate aliasing patterns? ---------------------
-
-#: A value for every ``make_key`` parameter seen in torch 2.8.0-2.15.0, chosen
-#: so that the key is cacheable (no subgraphs, no workspace, a fixed layout).
-PROBE_ARGUMENTS: dict[str, Any] = {
-    "num_stages": 1,
-    "num_warps": 4,
-    "prefix_args": 0,
-    "suffix_args": 0,
-    "epilogue_fn": None,
-    "epilogue_fn_hash": "inductor_fix.probe",
-    "tma_store": False,
-    "tma_load_for_template_epilogue": False,
-    "transpose_discontiguous_tensor_descriptors_override": None,
-    "subgraphs": None,
-    "workspace_arg": None,
-    "num_consumer_groups": 0,
-    "num_buffers_warp_spec": 0,
-    "kwargs": {"BLOCK_M": 16},
-    "hint_override": None,
-    "triton_meta": None,
-}
-
-
-class ProbeError(Exception):
-    """The probe could not call ``make_key`` the way it expects; the message says why."""
-
-
-def _probe_arguments(make_key: Callable[..., Any], select_algorithm: ModuleType) -> tuple[dict[str, Any], Any, Any]:
-    import torch
-
-    ir = select_algorithm.ir
-    layout = ir.FixedLayout(torch.device("cpu"), torch.float32, [2, 8, 8], [64, 8, 1])
-    x = ir.Buffer(name="inductor_fix_probe_x", layout=layout)
-    y = ir.Buffer(name="inductor_fix_probe_y", layout=layout)
-    arguments = dict(PROBE_ARGUMENTS, layout=layout, call_sizes=layout.size)
-    # signature() follows __wrapped__, so another package's functools.wraps wrapper probes too.
-    parameters = list(inspect.signature(make_key).parameters.values())[1:]  # drop self
-    required = [p for p in parameters if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-    unknown = [p.name for p in required if p.name not in arguments and p.name != "input_nodes"]
-    if unknown:
-        raise ProbeError(f"make_key has required parameters this package does not know: {', '.join(unknown)}")
-    known = {p.name: arguments[p.name] for p in parameters if p.name in arguments}
-    return known, x, y
-
-
-def keys_separate_aliasing(cache_class: type, make_key: Callable[..., Any], select_algorithm: ModuleType) -> bool:
-    """True if ``make_key`` gives ``(x, x)`` and ``(x, y)`` different keys.
-
-    ``make_key`` is called unbound on a fresh ``cache_class()``. Raises
-    :class:`ProbeError` if it cannot be called with known arguments or returns
-    None (uncacheable) for the probe inputs.
-    """
-    try:
-        arguments, x, y = _probe_arguments(make_key, select_algorithm)
-        cache = cache_class()
-        aliased = make_key(cache, input_nodes=(x, x), **arguments)
-        distinct = make_key(cache, input_nodes=(x, y), **arguments)
-    except ProbeError:
-        raise
-    except Exception as error:
-        raise ProbeError(f"make_key failed on probe inputs: {type(error).__name__}: {error}") from error
-    if aliased is None or distinct is None:
-        raise ProbeError("make_key returned None (uncacheable) for the probe inputs")
-    return aliased != distinct
-
-
 # --- the patch ------------------------------------------------------------------------
-
-TARGET = "GeneratedCodeCache.make_key"
-
-
-def _separates_aliasing(module: ModuleType, make_key: Any, which: str = "") -> bool:
-    try:
-        return keys_separate_aliasing(module.GeneratedCodeCache, make_key, module)
-    except ProbeError as error:
-        raise Unsupported(f"{which}{error}") from error
 
 
 def decide(module: ModuleType) -> int:
@@ -305,7 +232,7 @@ def decide(module: ModuleType) -> int:
     else it changed."""
     require_codegen_cache(module)
     make_key = require_parameters(module, TARGET, ("input_nodes",))
-    if _separates_aliasing(module, make_key):
+    if separates_aliasing(module, make_key):
         raise NotNeeded("make_key already keys the aliasing pattern (upstream fix, pytorch/pytorch#188268)")
     require_function(module, "TritonTemplate.generate")
     require_function(module, "TritonTemplateCaller.hash_key")
@@ -340,11 +267,6 @@ def _clear_with_inductors_caches() -> None:
         _Records.registered = True
     except (ImportError, AttributeError):  # no such registry: the records then live with the process
         pass
-
-
-def verify(module: ModuleType) -> None:
-    if not _separates_aliasing(module, module.GeneratedCodeCache.__dict__["make_key"], "patched "):
-        raise Unsupported("the patched make_key still gives (x, x) and (x, y) the same key")
 
 
 def _generate(original: Any, context: int) -> Any:

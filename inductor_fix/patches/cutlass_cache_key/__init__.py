@@ -15,7 +15,7 @@ fault in ``CUTLASSBenchmarkRequest.update_workspace_size``, stock and with the o
 patches alike; the other order ended in ``RuntimeError: Error in function: cutlass_...``.
 #188268 (the Triton key, 2.15.0) did not touch this cache; 2.15.0 still has it.
 
-The fix appends the aliasing pattern (:func:`~..base.aliasing_pattern`) to ``make_key``'s
+The fix appends the aliasing pattern (:func:`~..aliasing.aliasing_pattern`) to ``make_key``'s
 key, probed by behaviour (:func:`~.fix.keys_separate_aliasing`), never by version. It also
 makes the choice's benchmark request hold one input ``TensorMeta`` per distinct buffer
 (:func:`~.fix.kernel_inputs_benchmark_request`): stock held one per input slot, so a
@@ -26,7 +26,8 @@ the workaround): one more ``nvcc`` run per config, the cost of a kernel of anoth
 (``docs/how-it-works.md`` weighs keeping one parameter per input slot instead).
 
 Folder: ``fix.py`` (decide, wrappers, verify), ``activity.py`` (what it records),
-``check.py`` (the ``check`` op, which needs a CUDA GPU, ``nvcc`` and CUTLASS). Delete the
+``check.py`` (the ``check`` op, which needs a CUDA GPU, ``nvcc`` and CUTLASS), ``drills.py`` (drift
+drills of the CUTLASS template module). Delete the
 folder, ``patches/0006-*``, ``test/cutlass_cache_key/`` and its line in the patch table
 when the oldest supported torch keys the CUTLASS code cache by aliasing (no release does
 yet, 2.15.0 included).
@@ -34,7 +35,7 @@ yet, 2.15.0 included).
 
 from __future__ import annotations
 
-from ..base import Patch
+from ..record import Crash, Patch
 from . import fix
 from .activity import ACTIVITY
 
@@ -52,4 +53,9 @@ PATCH = Patch(
     delete_when="the oldest supported torch keys the CUTLASS code cache by input aliasing (none does yet)",
     diffs=("0006-inductor-key-the-cutlass-template-code-cache-by-input-aliasing.patch",),
     activity=ACTIVITY,
+    # The replayed C++ kernel called through ctypes with a pointer too many: a segmentation fault
+    # (H200, 2.11.0), CUTLASS's own error in the other order, an illegal access; in a subprocess
+    # benchmark no CUTLASS choice survives.
+    crash=Crash(errors=(r"RuntimeError: Error in function: cutlass_", r"illegal memory access",
+                        r"NoValidChoicesError"), signals=("SIGSEGV", "SIGBUS")),
 )

@@ -10,7 +10,9 @@ import types
 from types import ModuleType
 from typing import Any, Callable, Sequence
 
-from ..base import NotNeeded, Unsupported, aliasing_pattern, require_class, require_function, require_parameters
+from ..aliasing import ProbeError, aliasing_pattern, key_probe, separates, verifier
+from ..decide import require_class, require_function, require_parameters
+from ..record import NotNeeded, Unsupported
 
 from .activity import ACTIVITY
 
@@ -41,8 +43,13 @@ def _note_pattern(template: Any, key: str, pattern: tuple[int, ...], patched: st
     held = [other for other, other_key in seen.items() if other_key in cache]
     seen[pattern] = patched
     if held:
-        ACTIVITY.add("collisions_prevented", template=str(getattr(template, "name", "?")),
-                     patterns=[list(held[0]), list(pattern)])
+        ACTIVITY.add("collisions_prevented", template=_template_name(template), patterns=[list(held[0]), list(pattern)])
+
+
+def _template_name(template: Any) -> str:
+    """The CUTLASS template's class (``CUTLASS3xGemmTemplate``): its ``name`` is the placeholder its
+    code is rendered with (``Placeholder.KERNEL_NAME``), which says nothing."""
+    return type(template).__name__
 
 
 def aliasing_aware_make_key(make_key: Callable[..., Any]) -> Callable[..., Any]:
@@ -100,7 +107,7 @@ def kernel_inputs_benchmark_request(generate: Callable[..., Any]) -> Callable[..
     @functools.wraps(generate)
     def generate_with_kernel_inputs(self: Any, *args: Any, **kwargs: Any) -> Any:
         caller = generate(self, *args, **kwargs)
-        bmreq = getattr(caller, "bmreq", None)
+        bmreq: Any = getattr(caller, "bmreq", None)
         metas = getattr(bmreq, "input_tensor_meta", None)
         if isinstance(metas, list):
             try:
@@ -110,18 +117,14 @@ def kernel_inputs_benchmark_request(generate: Callable[..., Any]) -> Callable[..
             if len(unique) < len(metas):
                 bmreq.input_tensor_meta = unique
                 if _autotune_in_subprocess():  # in process, stock passes one tensor per buffer already
-                    ACTIVITY.add("subprocess_inputs_deduplicated", kernel=str(bmreq.kernel_name),
-                                 slots=len(metas), buffers=len(unique))
+                    ACTIVITY.add("subprocess_inputs_deduplicated", template=_template_name(self),
+                                 kernel=str(bmreq.kernel_name), slots=len(metas), buffers=len(unique))
         return caller
 
     return generate_with_kernel_inputs
 
 
 # --- the probe: does this make_key separate aliasing patterns? ---------------------
-
-
-class ProbeError(Exception):
-    """The probe could not call ``make_key`` the way it expects; the message says why."""
 
 
 class _Node:
@@ -141,27 +144,17 @@ def _stand_in(input_nodes: tuple[_Node, ...]) -> Any:
                                  get_runtime_arg_info=lambda: [])
 
 
-def keys_separate_aliasing(make_key: Callable[..., Any]) -> bool:
-    """True if ``make_key`` gives a template of inputs ``(x, x)`` and one of ``(x, y)``, equal
-    layouts (one ``input_key``), different keys. Raises :class:`ProbeError` if it cannot be
-    called that way or returns None."""
+def _keys(make_key: Callable[..., Any], module: ModuleType) -> tuple[Any, Any]:
+    """The keys ``make_key`` gives a template of inputs ``(x, x)`` and one of ``(x, y)``, equal
+    layouts (one ``input_key``)."""
     x, y = _Node("inductor_fix_probe_x"), _Node("inductor_fix_probe_y")
     arguments = {"name": "inductor_fix_probe", "input_key": "inductor_fix_probe", "layout_repr": "inductor_fix_probe"}
-    try:
-        aliased = make_key(_stand_in((x, x)), **arguments)
-        distinct = make_key(_stand_in((x, y)), **arguments)
-    except Exception as error:
-        raise ProbeError(f"make_key failed on probe inputs: {type(error).__name__}: {error}") from error
-    if aliased is None or distinct is None:
-        raise ProbeError("make_key returned None for the probe inputs")
-    return aliased != distinct
+    return make_key(_stand_in((x, x)), **arguments), make_key(_stand_in((x, y)), **arguments)
 
 
-def _separates_aliasing(make_key: Callable[..., Any], which: str = "") -> bool:
-    try:
-        return keys_separate_aliasing(make_key)
-    except ProbeError as error:
-        raise Unsupported(f"{which}{error}") from error
+#: ``keys_separate_aliasing(make_key, module)``: whether the CUTLASS template's ``make_key`` gives
+#: ``(x, x)`` and ``(x, y)`` different keys (:class:`~..aliasing.ProbeError` where it cannot run).
+keys_separate_aliasing = key_probe(_keys)
 
 
 def decide(module: ModuleType) -> str:
@@ -180,15 +173,13 @@ def decide(module: ModuleType) -> str:
     if extra:
         raise Unsupported(f"{name}.make_key has required parameters this package does not know: {', '.join(extra)}")
     require_function(module, f"{name}.generate")
-    if _separates_aliasing(make_key):
+    if separates(keys_separate_aliasing, make_key, module):
         raise NotNeeded("the CUTLASS template's make_key already keys the aliasing pattern")
     return name
 
 
-def verify(module: ModuleType) -> None:
-    name = MODULES[module.__name__]
-    if not _separates_aliasing(getattr(module, name).__dict__["make_key"], "patched "):
-        raise Unsupported("the patched make_key still gives (x, x) and (x, y) the same key")
+#: cutlass-cache-key's ``verify``: the installed (patched) ``make_key`` keys aliasing apart.
+verify = verifier(keys_separate_aliasing, lambda module: getattr(module, MODULES[module.__name__]).__dict__["make_key"])
 
 
 def _make_key(original: Any, context: str) -> Any:

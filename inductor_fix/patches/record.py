@@ -1,0 +1,161 @@
+"""What a patch is: the record of the table (:class:`Patch`), what its stock crash looks like
+(:class:`Crash`), and the two answers ``decide`` gives besides a context (:class:`NotNeeded`,
+:class:`Unsupported`).
+
+A patch is one folder, ``inductor_fix/patches/<folder>/``: its ``__init__`` holds the
+:class:`Patch` entry ``PATCH`` (and imports its fix, ``fix.py``), and optional parts that
+generic code reads as typed records through :func:`inductor_fix.check.parts.part`:
+``check`` (its ``inductor-fix check`` workloads and CPU-harness seams), ``bench`` (its
+``tools/bench`` measurement) and ``drills`` (its drift drills). The table never imports a part.
+Its diff is ``patches/<Patch.diff>`` and its tests ``test/<folder>/``.
+
+A :class:`Patch` names its targets (``"Class.attribute"`` in
+``torch._inductor.select_algorithm``, or ``"module:Class.attribute"`` in another module of
+Inductor, each with the factory that wraps it; each module is patched when it loads), the
+upstream issue and PR, the stock releases that have the bug (a ``packaging``
+specifier, for tests and tools: whether a build needs a patch is decided by
+behaviour, never by this range), the diff in ``patches/`` that carries it
+upstream, and when it can be deleted. ``decide`` inspects the live module and
+returns what the factories need, or raises :class:`NotNeeded` /
+:class:`Unsupported` with a one-line reason; it patches nothing.
+
+Beside it: :mod:`.targets` (target names), :mod:`.decide` (the checks ``decide`` shares),
+:mod:`.fingerprints` (source fingerprints), :mod:`.aliasing` (the aliasing pattern and the
+probe of a ``make_key``). Nothing here imports torch: ``import inductor_fix`` must stay cheap.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any, Callable, Mapping, NamedTuple
+
+from .._activity import Activity, Kind
+from .._launch import LAUNCHER_ERRORS
+from .._versions import release_of
+from .target_names import target_module
+
+__all__ = ["LAUNCHER_ERRORS", "Activity", "Crash", "Factory", "Kind", "NotNeeded", "Patch", "Unsupported",
+           "in_releases", "killed_by"]
+
+
+class NotNeeded(Exception):
+    """This torch does not have what the patch fixes."""
+
+
+class Unsupported(Exception):
+    """This torch's internals are not what the patch recognises."""
+
+
+def killed_by(signal: str) -> str:
+    """How a process a signal ended is said (``"killed by SIGSEGV"``): ``check``'s words for such a
+    case, which a :class:`Crash`'s ``signals`` match."""
+    return f"killed by {signal}"
+
+
+class Crash(NamedTuple):
+    """What a patch's stock crash looks like, so that ``report``, ``check`` and the tests know it
+    for the kind the patch fixes: ``errors``, regular expressions searched in an error as ``Type:
+    message`` (a traceback's last line, a job report's ``exit_error``); ``signals``, where the
+    crash is in native code (a kernel called through ctypes with a pointer too many), the names of
+    the signals that end the process (``"SIGSEGV"``), as :func:`killed_by` says them."""
+
+    errors: tuple[str, ...] = ()
+    signals: tuple[str, ...] = ()
+
+    @property
+    def pattern(self) -> str:
+        """One regular expression of every form (one that matches nothing where there is none)."""
+        forms = [*self.errors, *(rf"{killed_by(signal)}\b" for signal in self.signals)]
+        return "|".join(f"(?:{form})" for form in forms) or r"(?!)"
+
+    def matches(self, text: str | None) -> bool:
+        """Whether ``text`` (an error, or how a process ended) is one of the forms."""
+        import re
+
+        return text is not None and re.search(self.pattern, text) is not None
+
+
+#: ``factory(original, context)`` returns the wrapper installed in place of ``original``
+#: (the object in the class ``__dict__``: a function, or a classmethod for classmethods).
+Factory = Callable[[Any, Any], Any]
+
+
+class Patch(NamedTuple):
+    """One patch of the table; its folder holds everything else about it. (A NamedTuple,
+    not a dataclass: a tenth of the cost at ``import inductor_fix``.)"""
+
+    name: str
+    #: ``"Class.attribute"`` (of :data:`~.targets.MODULE`) or ``"module:Class.attribute"`` -> wrapper factory;
+    #: what is wrapped is exactly these keys. A module a release lacks is never loaded, so a
+    #: patch may name the module each release keeps its target in.
+    targets: Mapping[str, Factory]
+    #: ``decide(module)`` -> the context the factories take, for the targets in ``module`` (called
+    #: once per module, when it loads); raises NotNeeded or Unsupported.
+    decide: Callable[[ModuleType], Any]
+    #: What the patch does once applied, for status().
+    effect: str
+    upstream: str
+    #: Stock torch releases with the bug, as a ``packaging`` specifier.
+    affected: str
+    #: When the patch can be deleted from this package, and a job stop needing it (the job
+    #: report's advice says it for each patch that acted).
+    delete_when: str
+    #: The files in the repository's ``patches/`` folder that carry the same fix upstream (the
+    #: first is the one the version matrix applies).
+    diffs: tuple[str, ...]
+    #: What it did in this process, by kind (each :class:`Kind` says how it reads).
+    activity: Activity
+    #: Called after install; raises Unsupported if the patched module misbehaves.
+    verify: Callable[[ModuleType], None] | None = None
+    #: Releases whose internals the patch fits, as a ``packaging`` specifier ("": any);
+    #: on an affected release outside it the bug stays (``decide`` says unsupported).
+    supported: str = ""
+    #: The Python package of its folder (its parts are found there); default
+    #: ``inductor_fix.patches.<folder>``.
+    package: str = ""
+    #: What its stock crash looks like (:class:`Crash`): ``report`` says a process that died so died
+    #: of the crash this patch fixes; ``check`` tells it from another error.
+    crash: Crash = Crash()
+    #: ``lacks_crash(module)``: why stock ``module`` lacks the crash this patch fixes (one line), or
+    #: None where it has it; raises Unsupported where it cannot tell. Asked of a patch that
+    #: ``INDUCTOR_FIX_DISABLE`` turns off: where the crash is absent, it is ``not-needed`` (the process
+    #: stays protected) rather than ``disabled``. None: ``decide`` tells (NotNeeded is the reason),
+    #: which fits a patch whose ``decide`` raises NotNeeded exactly where its crash is absent.
+    lacks_crash: Callable[[ModuleType], str | None] | None = None
+
+    @property
+    def folder(self) -> str:
+        """The patch's folder name in ``inductor_fix/patches/`` and in ``test/`` (its name with
+        ``_`` for ``-``); its targets' modules are :attr:`modules`."""
+        return self.name.replace("-", "_")
+
+    @property
+    def diff(self) -> str:
+        """The diff the version matrix applies (the first of :attr:`diffs`)."""
+        return self.diffs[0]
+
+    @property
+    def modules(self) -> tuple[str, ...]:
+        """The modules its targets live in, in the order first named."""
+        return tuple(dict.fromkeys(target_module(target) for target in self.targets))
+
+    def targets_in(self, module: str) -> dict[str, Factory]:
+        """Its targets in module ``module`` (a full module name), with their factories."""
+        return {target: factory for target, factory in self.targets.items() if target_module(target) == module}
+
+    def is_affected(self, torch_version: str) -> bool:
+        """Whether stock ``torch_version`` (``"2.14.1+cu130"``, a dev build counts as its
+        release) has the bug; for tests and tools, not for deciding to patch."""
+        return in_releases(self.affected, torch_version)
+
+    def fits(self, torch_version: str) -> bool:
+        """Whether the patch fits ``torch_version``'s internals (:attr:`supported`)."""
+        return in_releases(self.supported, torch_version)
+
+
+def in_releases(specifier: str, torch_version: str) -> bool:
+    """Whether ``torch_version`` (a dev build counts as its release) is in ``specifier``."""
+    from packaging.specifiers import SpecifierSet  # lazily: only tests and tools ask
+
+    release = release_of(torch_version)
+    return release is not None and release in SpecifierSet(specifier)
