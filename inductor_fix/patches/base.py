@@ -112,6 +112,10 @@ class Patch(NamedTuple):
     #: The Python package of its folder (its parts are found there); default
     #: ``inductor_fix.patches.<module>``.
     package: str = ""
+    #: False for a patch that only saves cost (without it nothing crashes and no kernel is
+    #: wrong): its state does not decide ``status().protected``, and a job report needs it on
+    #: for nothing (``needed: no`` holds with it off).
+    protects: bool = True
 
     @property
     def module(self) -> str:
