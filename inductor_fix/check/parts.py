@@ -92,8 +92,8 @@ class BenchPart:
 class DrillsPart:
     """A patch's ``drills`` part, for ``test/drift.py``: ``drills``, drill name -> ``(move,
     state)`` (``move(module, kit)`` changes ``select_algorithm`` as a future torch might; the
-    patch must then be in ``state``); ``under``, a general drill's name -> the state it leaves
-    this patch in (absent: ``"applied"``)."""
+    patch must then be in ``state``); ``under``, the name of a general drill or of another
+    patch's -> the state it leaves this patch in (absent: ``"applied"``)."""
 
     drills: Mapping[str, tuple[Callable[[Any, Any], None], str]] = dataclasses.field(default_factory=dict)
     under: Mapping[str, str] = dataclasses.field(default_factory=dict)
