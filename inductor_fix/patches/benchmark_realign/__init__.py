@@ -87,6 +87,7 @@ PATCH = Patch(
     delete_when="in the oldest supported torch every template lowering passes its kernel's inputs to selection "
                 "(flex backward does not in 2.15.0)",
     diffs=("0003-inductor-benchmark-template-choices-with-their-kernel-inputs.patch",
-           "0004-inductor-freeze-the-flex-backwards-realized-captured-buffers.patch"),
+           "0004-inductor-freeze-the-flex-backwards-realized-captured-buffers.patch",
+           "0007-inductor-autotune-the-flex-backward-with-its-kernels-inputs.patch"),
     activity=ACTIVITY,
 )
