@@ -252,10 +252,14 @@ def _advice(summary: Summary, entries: list[dict[str, Any]], blind: list[dict[st
     states = {state for info in summary["patches"].values() for state in info["states"]}
     remove = ("remove it: python -m pip uninstall inductor-fix, and drop `import inductor_fix` or the "
               "`inductor-fix run --` prefix")
+    # A patch that only saved cost is no reason to keep the fix, but removing it pays that cost back.
+    saved = [f"{name} ({', '.join(f'{kind} {count}' for kind, count in info['counts'].items())})"
+             for name, info in summary["patches"].items() if info["counts"] and not info["processes_acted"]]
+    cost = f"; without it these compiles would cost more: {', '.join(saved)}" if saved else ""
     if states <= {"not-needed"}:
-        return f"torch {torch} has none of the bugs inductor_fix fixes: {remove}"
+        return f"torch {torch} has none of the bugs inductor_fix fixes: {remove}{cost}"
     return (f"in these {summary['processes_with_fix_on']} process(es) on torch {torch} no patch found anything to "
-            f"do: you can {remove} (keep it if other jobs compile other models with max-autotune)")
+            f"do: you can {remove} (keep it if other jobs compile other models with max-autotune){cost}")
 
 
 def _until(summary: Summary) -> str:

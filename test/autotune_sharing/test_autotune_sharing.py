@@ -236,5 +236,35 @@ class TestDecide(TestCase):
         inductor_fix.remove()
 
 
+class TestJobReport(TestCase):
+    """What it saved is a cost, never a reason the fix was needed; off, it blinds nothing."""
+
+    @staticmethod
+    def line(sharing: dict[str, Any]) -> dict[str, Any]:
+        from inductor_fix.patches import PATCHES
+        from inductor_fix.report import FORMAT
+
+        patches = [{"name": p.name, "state": "applied", "counts": {}, "details": []} for p in PATCHES]
+        for patch in patches:
+            if patch["name"] == PATCH.name:
+                patch.update(sharing)
+        return {"format": FORMAT, "pid": 1, "benchmarks": 3, "torch": torch.__version__, "patches": patches}
+
+    def test_what_it_shared_leaves_needed_no_and_says_the_cost(self) -> None:
+        from inductor_fix.report import format_summary, summarize
+
+        detail = {"kind": "autotuning_shared", "count": 19, "template": "bmm"}
+        summary = summarize([self.line({"counts": {"autotuning_shared": 19}, "details": [detail]})])
+        self.assertIs(summary["needed"], False)
+        self.assertIn(f"{PATCH.name} (autotuning_shared 19)", summary["advice"])
+        self.assertIn("saved cost: autotuning_shared 19", format_summary(summary))
+
+    def test_off_it_leaves_needed_no_standing(self) -> None:
+        from inductor_fix.report import summarize
+
+        for state in ("disabled", "removed", "unsupported"):
+            self.assertIs(summarize([self.line({"state": state})])["needed"], False, state)
+
+
 if __name__ == "__main__":
     run_tests()

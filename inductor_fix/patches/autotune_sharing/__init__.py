@@ -2,7 +2,8 @@
 
 Upstream: ``torch/_inductor/select_algorithm.py``, ``TritonTemplateCaller.hash_key`` (the
 choice's identity in Inductor's autotune cache, ``PersistentCache.lookup``: template name and
-the module's code hash). Where the Triton template codegen cache is keyed by aliasing
+the module's code hash; affected: 2.15+, whose stock key separates aliasing, and 2.9-2.14 with
+cache-key). Where the Triton template codegen cache is keyed by aliasing
 (``GeneratedCodeCache.make_key``: stock from 2.15.0, PR #188268; 2.9-2.14 with cache-key, the
 crash fix of pytorch/pytorch#188069), ``mm(x, x)`` and ``mm(a, b)`` of equal layouts generate
 a code each, since ``def_kernel`` binds one pointer per distinct buffer. The later pattern's
@@ -52,7 +53,8 @@ PATCH = Patch(
     decide=fix.decide,
     effect="a later aliasing pattern's template choices share their family's autotuning (neither precompiled nor "
            "benchmarked again); each code keeps its own precompilation",
-    upstream="follows PR #188268 (pytorch/pytorch#188069), which pays the extra autotuning; proposed in patches/0005",
+    upstream="pytorch/pytorch#188069's fix, PR #188268, pays a later aliasing pattern's autotuning again; "
+             "proposed in patches/0005",
     # Stock releases that pay it: those whose make_key keys aliasing. With cache-key applied
     # (2.9-2.14) the package pays it itself, and this patch saves it there too.
     affected=">=2.15.0",
