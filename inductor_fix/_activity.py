@@ -32,8 +32,8 @@ class Kind(NamedTuple):
     of it is (``meaning``, for docs and ``--help``), and ``line(detail)``: the one line a
     recorded detail (a dict of JSON-able values) reads as, everywhere it is shown.
     ``needed``: a count of it shows the fix was needed (without it, stock would have
-    crashed or replayed a kernel built for other inputs); False for what only saves the
-    fix's own cost, which the job report does not count as needing the fix."""
+    crashed or replayed a kernel built for other inputs); False for what only saves cost
+    (the fix's own, or stock's), which the job report does not count as needing the fix."""
 
     name: str
     meaning: str

@@ -287,7 +287,8 @@ class Lifecycle:
         """
         with self._lock:
             patches = tuple(PatchStatus(r.patch.name, _shown_targets(r.patch), r.state, r.reason,
-                                        r.patch.activity.snapshot()["counts"]) for r in self._records.values())
+                                        r.patch.activity.snapshot()["counts"], r.patch.protects)
+                            for r in self._records.values())
         return Status.of(patches, _torch_version(), triton_version(), __version__,
                          tuple(startup.routes))
 

@@ -132,6 +132,13 @@ def _needed(patch: str, kind: str) -> bool:
     return declared.needed if declared is not None else True
 
 
+def _protects(patch: str) -> bool:
+    """Whether ``patch`` guards against a crash, so that its being off leaves a job unjudged
+    (``Patch.protects``; a patch this version does not have counts, as it did when written)."""
+    known = _known(patch)
+    return known.protects if known is not None else True
+
+
 def _where(entry: dict[str, Any]) -> str:
     rank = f"rank {entry['rank']}" if "rank" in entry else "no rank"
     host = f" on {entry['host']}" if entry.get("host") else ""
@@ -156,13 +163,14 @@ def summarize(entries: list[dict[str, Any]], skipped: Iterable[Skipped] = (), no
             if counts and len(info["where"]) < 5:
                 info["where"].append({"process": _where(entry), "counts": counts,
                                       "details": (patch.get("details") or [])[:3]})
-    on = [e for e in entries if any(p["state"] in PROTECTED_STATES for p in e["patches"])]
+    on = [e for e in entries if any(p["state"] in PROTECTED_STATES for p in e["patches"] if _protects(p["name"]))]
     acted = any(info["processes_acted"] for info in patches.values())
     benchmarks = sum(e.get("benchmarks", 0) for e in entries)
     # "Not needed" is a claim about every patch: a process that benchmarked choices with a
-    # patch off (disabled, removed, unsupported) cannot tell what that patch would have done.
-    blind = [e for e in entries
-             if e.get("benchmarks", 0) and not all(p["state"] in PROTECTED_STATES for p in e["patches"])]
+    # patch off (disabled, removed, unsupported) cannot tell what that patch would have done; one
+    # that only saves cost would have prevented nothing.
+    blind = [e for e in entries if e.get("benchmarks", 0)
+             and not all(p["state"] in PROTECTED_STATES for p in e["patches"] if _protects(p["name"]))]
     # Nothing acted where nothing was benchmarked (every compile served from Inductor's caches):
     # that says nothing about a cold compile. Nor does a process that died of an exception raised
     # in a compile: it may have died before the compile that would have needed the fix.
@@ -243,7 +251,7 @@ def _advice(summary: Summary, entries: list[dict[str, Any]], blind: list[dict[st
                 "with it on to learn whether it is needed")
     if summary["needed"] is None and blind:
         off = sorted({f"{p['name']} ({p['state']})" for e in blind for p in e["patches"]
-                      if p["state"] not in PROTECTED_STATES})
+                      if p["state"] not in PROTECTED_STATES and _protects(p["name"])})
         return (f"{', '.join(off)} was off in {len(blind)} process(es) that benchmarked autotuning choices, and the "
                 "patches that were on found nothing to do: whether the job needs the ones that were off is unknown; "
                 "run it with them on (INDUCTOR_FIX_DISABLE unset; for unsupported, see inductor-fix status)")
@@ -257,10 +265,14 @@ def _advice(summary: Summary, entries: list[dict[str, Any]], blind: list[dict[st
     states = {state for info in summary["patches"].values() for state in info["states"]}
     remove = ("remove it: python -m pip uninstall inductor-fix, and drop `import inductor_fix` or the "
               "`inductor-fix run --` prefix")
+    # A patch that only saved cost is no reason to keep the fix, but removing it pays that cost back.
+    saved = [f"{name} ({', '.join(f'{kind} {count}' for kind, count in info['counts'].items())})"
+             for name, info in summary["patches"].items() if info["counts"] and not info["processes_acted"]]
+    cost = f"; without it these compiles would cost more: {', '.join(saved)}" if saved else ""
     if states <= {"not-needed"}:
-        return f"torch {torch} has none of the bugs inductor_fix fixes: {remove}"
+        return f"torch {torch} has none of the bugs inductor_fix fixes: {remove}{cost}"
     return (f"in these {summary['processes_with_fix_on']} process(es) on torch {torch} no patch found anything to "
-            f"do: you can {remove} (keep it if other jobs compile other models with max-autotune)")
+            f"do: you can {remove} (keep it if other jobs compile other models with max-autotune){cost}")
 
 
 def _until(summary: Summary) -> str:
@@ -288,7 +300,7 @@ def format_summary(summary: Summary, width: int = 100) -> str:
         did = ", ".join(f"{kind} {count}" for kind, count in info["counts"].items())
         text = f"{name}: {states}; " + (f"acted in {info['processes_acted']} process(es): {did}"
                                          if did and info["processes_acted"] else
-                                         f"nothing it fixes; saved its own cost: {did}" if did else
+                                         f"nothing it fixes; saved cost: {did}" if did else
                                          "found nothing to do")
         lines += textwrap.wrap(text, width, subsequent_indent="    ", break_on_hyphens=False)
         for where in info["where"]:

@@ -52,6 +52,8 @@ class PatchStatus:
     reason: str
     #: What it did in this process: kind -> count (``inductor_fix.activity()`` has the details).
     activity: dict[str, int] = dataclasses.field(default_factory=dict)
+    #: False for a patch that only saves cost (``Patch.protects``): its state leaves ``protected`` as it is.
+    protects: bool = True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,7 +64,9 @@ class Status:
     ``pending`` if any patch waits for Inductor; ``unsupported`` if any patch did not
     fit this torch; ``disabled`` if any patch is disabled; ``removed`` if any was
     removed; ``applied`` if any is applied (the others not needed); else
-    ``not-needed``. ``protected`` answers "is this torch protected?": True when the
+    ``not-needed``. A patch that only saves cost (``protects`` False) counts for ``pending``
+    and ``applied`` only: off or unsupported, it costs autotuning, never a crash.
+    ``protected`` answers "is this torch protected?": True when the
     state is ``applied`` or ``not-needed``, None while ``pending``, else False;
     ``reason`` says why in one line. ``patches`` lists every patch.
     ``torch_version`` is ``torch.__version__`` (``"2.14.1+cu130"``), read from the installed
@@ -92,8 +96,10 @@ class Status:
     def of(cls, patches: tuple[PatchStatus, ...], torch_version: str | None, triton_version: str | None,
            inductor_fix_version: str | None = None, activated_by: tuple[str, ...] = ()) -> Status:
         """The overall status of ``patches`` (rules in the class docstring)."""
+        # A patch that only saves cost leaves the torch protected when it is off or does not fit.
+        either = (State.PENDING, State.APPLIED)
         for state in (State.PENDING, State.UNSUPPORTED, State.DISABLED, State.REMOVED, State.APPLIED):
-            named = [p for p in patches if p.state == state]
+            named = [p for p in patches if p.state == state and (p.protects or state in either)]
             if named:
                 break
         else:

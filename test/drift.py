@@ -13,6 +13,8 @@ part which of them leave it other than ``applied`` (``under``):
 - ``generate-keyword``: ``TritonTemplate.generate`` gains a keyword-only parameter.
 - ``renamed-class``: ``TritonTemplateCaller`` is renamed ``TritonTemplateChoice``.
 
+A patch's ``under`` may also name another patch's drill (two patches that wrap one function).
+
 Each drill runs in a fresh process: ``python test/drift.py [NAME ...]`` prints one
 line per drill and patch. A patch's drill names the state it expects of that patch; every
 other patch must still apply. A drill never raises, and a patch that does not fit says
@@ -146,11 +148,14 @@ def drills(patches: Any = None) -> dict[str, Drill]:
             parts[patch.name] = drills_part(patch) or DrillsPart()
         except PartError:
             parts[patch.name] = DrillsPart()
-    found = {name: Drill(move, {patch: record.under[name] for patch, record in parts.items() if name in record.under})
-             for name, move in GENERAL.items()}
+    found = {name: Drill(move, {}) for name, move in GENERAL.items()}
     for patch, record in parts.items():
         for name, drill in record.drills.items():
             found[name] = Drill(lambda module, move=drill.move: move(module, kit), {patch: drill.state}, drill.modules)
+    for patch, record in parts.items():  # the drills, general or another patch's, that leave it other than applied
+        for name, state in record.under.items():
+            if name in found:  # a retired patch's drill is gone with it
+                found[name].expected.setdefault(patch, state)
     return found
 
 

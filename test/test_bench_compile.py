@@ -12,6 +12,7 @@ from pathlib import Path
 
 from helpers import bench
 
+from inductor_fix.patches import PATCHES
 from torch._inductor.test_case import TestCase, run_tests
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,7 +37,10 @@ class TestCompileBench(TestCase):
         for run in runs.values():
             self.assertGreater(run["generated"], 0, run)
             self.assertGreater(run["benchmarked"], 0, run)
-        if stock["error"] is None:
+        # No more than stock: what the crash fixes cost (codes kept apart, each autotuned) the
+        # patches that only save cost pay back; with none of those in the table (retired before
+        # the crash fixes they pay for: tools/retire's copy) nothing promises it.
+        if stock["error"] is None and any(not patch.protects for patch in PATCHES):
             self.assertLessEqual(patched["benchmarked"], stock["benchmarked"])
         for variant in set(runs) - set(compile_bench.BASE_VARIANTS):
             self.assertGreaterEqual(runs[variant]["benchmarked"], patched["benchmarked"], variant)

@@ -118,8 +118,8 @@ class Drill(NamedTuple):
 @dataclasses.dataclass(frozen=True)
 class DrillsPart:
     """A patch's ``drills`` part, for ``test/drift.py``: ``drills``, drill name -> its
-    :class:`Drill`; ``under``, a general drill's name -> the state it leaves this patch in
-    (absent: ``"applied"``)."""
+    :class:`Drill`; ``under``, the name of a general drill or of another patch's -> the state it
+    leaves this patch in (absent: ``"applied"``)."""
 
     drills: Mapping[str, Drill] = dataclasses.field(default_factory=dict)
     under: Mapping[str, str] = dataclasses.field(default_factory=dict)

@@ -6,10 +6,13 @@ Everything else (the lifecycle, status, the job report, ``check``, the CLI, the 
 the shared tests) reads names, targets and activity kinds from this table only; ``check``, the
 tools and the tests read a patch's parts (its ops among them) through :mod:`inductor_fix.check.parts`.
 
-Order matters where two patches wrap one slot: the later one's wrapper sits outside. Both
-cache-key and arity-guard wrap ``TritonTemplate.generate``: cache-key's must be inside, so
-that it sees the stock key of exactly the code it records (arity-guard may call it again
-with the cache off, which keys nothing). arity-guard and benchmark-realign both wrap
+Order matters where two patches wrap one slot (the later one's wrapper sits outside), and
+where one patch's decision probes what an earlier one installed. autotune-sharing comes after
+cache-key: it decides by probing the live ``GeneratedCodeCache.make_key`` (cache-key's wrapper
+on 2.9-2.14), and its ``make_key`` wrapper must see the key that wrapper returns. Both it and
+arity-guard wrap ``TritonTemplate.generate``: autotune-sharing's must be inside, so that it
+records the family of exactly the code the key served (arity-guard may call it again with the
+cache off, which keys nothing). arity-guard and benchmark-realign both wrap
 ``AlgorithmSelectorCache.__call__``: benchmark-realign's sits outside, so the guard sees the
 inputs it realized. cutlass-cache-key wraps only the CUTLASS template's module, which no other
 patch touches. To add a patch: its folder and one line below; to retire one: delete the
@@ -28,6 +31,7 @@ __all__ = ["MODULE", "PATCHES", "NotNeeded", "Patch", "Unsupported", "by_crash",
 #: The folders of the patches, in table order.
 FOLDERS: tuple[str, ...] = (
     "cache_key",
+    "autotune_sharing",
     "arity_guard",
     "benchmark_realign",
     "cutlass_cache_key",

@@ -21,7 +21,8 @@ returns what the factories need, or raises :class:`NotNeeded` /
 
 Beside it: :mod:`.targets` (target names), :mod:`.decide` (the checks ``decide`` shares),
 :mod:`.fingerprints` (source fingerprints), :mod:`.aliasing` (the aliasing pattern and the
-probe of a ``make_key``). Nothing here imports torch: ``import inductor_fix`` must stay cheap.
+probe of a ``make_key``), :mod:`.triton_key` (that probe of the Triton codegen cache's key).
+Nothing here imports torch: ``import inductor_fix`` must stay cheap.
 """
 
 from __future__ import annotations
@@ -122,6 +123,10 @@ class Patch(NamedTuple):
     #: stays protected) rather than ``disabled``. None: ``decide`` tells (NotNeeded is the reason),
     #: which fits a patch whose ``decide`` raises NotNeeded exactly where its crash is absent.
     lacks_crash: Callable[[ModuleType], str | None] | None = None
+    #: False for a patch that only saves cost (without it nothing crashes and no kernel is
+    #: wrong): its state does not decide ``status().protected``, and a job report needs it on
+    #: for nothing (``needed: no`` holds with it off).
+    protects: bool = True
 
     @property
     def folder(self) -> str:

@@ -30,7 +30,8 @@ STOCK_FAILS = ">=2.7.0"
 PATCHED_PASSES = ">=2.8.0"
 #: patches/0003 (which applies from 2.12) realigns the benchmarks and realizes what selection
 #: cannot key (the backward's captured buffers up to 2.13); 0004 (2.14+) freezes the
-#: buffers the backward lowering realizes itself.
+#: buffers the backward lowering realizes itself; 0007 (2.15.0) does both in the backward
+#: lowering, upstream's way (tools/check_patches 2.15.0 --patch patches/0007-*).
 DIFF_PASSES = ">=2.12.0"
 
 
@@ -70,6 +71,8 @@ class TestFlexBackwardProperties(TestCase):
     @example(case=FLEX_TRAINING["bias_table_grad"])
     @example(case=FLEX_TRAINING["t5_view"])  # transformers' T5: NotImplementedError: View (2.11, H200)
     @example(case=FLEX_TRAINING["shared_captures"])  # a flexible layout read by a second template
+    @example(case=FLEX_TRAINING["t5_doc_mask_full"])  # patches/0007's upstream test, both ways
+    @example(case=FLEX_TRAINING["t5_doc_mask_selective"])
     @given(case=flex_training_cases())
     def test_flex_backward_captured_buffers(self, case: FlexTraining) -> None:
         check_flex_backward(case)

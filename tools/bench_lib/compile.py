@@ -12,8 +12,12 @@ code:
   (``generated_module_cache_hit`` / ``_miss``); a miss is a template rendered;
 - ``benchmarked``: choices handed to autotuning's benchmark (the ``benchmark`` callable of
   ``PersistentCache.lookup``, which stock calls only on an autotune-cache miss);
-- ``precompiled``: ``TritonTemplateCaller.precompile`` calls (Triton compiles for the
-  device; none on the CPU harness, or on Python 3.11.0-3.11.8, where Inductor skips them);
+- ``precompiled``: ``TritonTemplateCaller.precompile`` calls: the choices Inductor's precompile
+  step (``make_precompile_fn``) compiles for the device. Python 3.11.0-3.11.8 skip the step
+  (python/cpython#106905): on a GPU none are counted there. Under ``--device cpu`` the step runs
+  on every Python (``select_algorithm`` sees 3.11.9 there) and each precompile is counted and
+  does nothing, as the harness's Triton compile does (its seam 2; the release's precompile would
+  then read the launchers no compile made);
 - ``generate_s`` / ``select_s``: seconds in ``TritonTemplate.generate`` (codegen) and in
   ``AlgorithmSelectorCache.__call__`` (precompiling, benchmarking, choosing).
 
@@ -41,6 +45,7 @@ import sys
 import tempfile
 import threading
 import time
+import types
 from pathlib import Path
 from typing import Any, Callable
 
@@ -251,6 +256,36 @@ def _counting(counts: _Counts):
         yield
 
 
+class _PythonWithPrecompile(types.ModuleType):
+    """``sys`` as ``select_algorithm`` sees it under ``--device cpu``: Python 3.11.9 where this is
+    3.11.0-3.11.8, everything else this interpreter's."""
+
+    version_info = types.SimpleNamespace(major=3, minor=11, micro=9)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(sys, name)
+
+
+def _precompile_nothing(self: Any, *args: Any, **kwargs: Any) -> None:
+    return None
+
+
+@contextlib.contextmanager
+def _precompiling():
+    """Inductor's precompile step on the CPU harness, on any Python: each choice it precompiles
+    is a call that compiles nothing (what the harness makes of Triton's compile)."""
+    from unittest import mock
+
+    from torch._inductor import select_algorithm
+
+    with contextlib.ExitStack() as stack:
+        if sys.version_info[:2] == (3, 11) and sys.version_info.micro <= 8:
+            stack.enter_context(mock.patch.object(select_algorithm, "sys", _PythonWithPrecompile("sys")))
+        stack.enter_context(mock.patch.object(select_algorithm.TritonTemplateCaller, "precompile",
+                                              _precompile_nothing))
+        yield
+
+
 def _workload(name: str, device: str, outputs: dict[str, Any]) -> tuple[Callable[[], str | None], dict[str, Any]]:
     """``(run() -> error or None, the workaround's config)`` for workload ``name``; a client's
     losses go to ``outputs``."""
@@ -305,6 +340,7 @@ def worker(argv: list[str]) -> dict[str, Any]:
 
             # The autotune cache on, as by default: stock then skips a replayed choice's benchmark.
             stack.enter_context(triton_cpu_harness(autotune_local_cache=True))
+            stack.enter_context(_precompiling())
         stack.enter_context(config.patch(workaround if variant == "workaround" else {}))
         if variant in undo:
             stack.enter_context(undo[variant]())

@@ -105,13 +105,15 @@ def apply_patches(site_packages: Path, git_version: str, release: str) -> list[d
 
     Every top-level patch (as its per-release variant where one is shipped, none
     today) that ``git apply`` takes as it is ("clean" or "offset"), in order, each
-    checked against the files as the patches before it left them. A patch whose base
-    commit is this build's ``torch.version.git_version`` (0001 and 0003 on 2.14.1,
-    0002 on 2.15.0) must apply: if it does not, that is a RuntimeError. So 2.15.0
-    gets 0002 and, with an offset, 0003: the change proposed for main is tested there.
+    checked against the files as the patches before it left them; the patches whose
+    base commit is this build's ``torch.version.git_version`` first (0001, 0003 and 0004
+    on 2.14.1; 0002, 0005, 0006 and 0007 on 2.15.0): those must apply, and a RuntimeError
+    says it if one does not. So 2.15.0 gets its four, then 0003 with an offset; 0004,
+    which 0007 contains, no longer applies there and is left out.
     """
     applied = []
-    for patch in (cp.variant_of(p, release) or p for p in sorted(PATCHES.glob("*.patch"))):
+    patches = [cp.variant_of(p, release) or p for p in sorted(PATCHES.glob("*.patch"))]
+    for patch in sorted(patches, key=lambda patch: base_commit(patch) != git_version):  # stable: own first
         own = base_commit(patch) == git_version
         how, _ = cp.classify(patch, site_packages)
         if how not in ("clean", "offset") and not own:

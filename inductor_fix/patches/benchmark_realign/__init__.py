@@ -57,8 +57,10 @@ lowering.
 
 Folder: ``fix.py`` (decide, wrappers), ``activity.py`` (what it records), ``check.py``
 (FlexAttention ``check`` workloads) with ``seams.py`` (the CPU-harness seams only they
-need), ``bench.py`` (``tools/bench benchmark_realign``), ``drills.py``. Delete the folder,
-``patches/0003-*``, ``patches/0004-*``, ``test/benchmark_realign/``,
+need), ``bench.py`` (``tools/bench benchmark_realign``), ``drills.py``. ``patches/0007-*`` is
+the backward's fix proposed for main: the backward lowering autotunes with its choices'
+input nodes and freezes what it realizes, as the forward does since PR #194555. Delete the
+folder, ``patches/0003-*``, ``patches/0004-*``, ``patches/0007-*``, ``test/benchmark_realign/``,
 ``docs/bench/benchmark_realign-*.json`` and its line in the patch table once, in the oldest
 supported torch, every template lowering passes its kernel's inputs to selection, realized
 and frozen (flex backward still passes a hand-built list, and leaves its captured buffers
@@ -87,7 +89,8 @@ PATCH = Patch(
     delete_when="in the oldest supported torch every template lowering passes its kernel's inputs to selection "
                 "(flex backward does not in 2.15.0)",
     diffs=("0003-inductor-benchmark-template-choices-with-their-kernel-inputs.patch",
-           "0004-inductor-freeze-the-flex-backwards-realized-captured-buffers.patch"),
+           "0004-inductor-freeze-the-flex-backwards-realized-captured-buffers.patch",
+           "0007-inductor-autotune-the-flex-backward-with-its-kernels-inputs.patch"),
     activity=ACTIVITY,
     # The benchmark's launch one tensor short; up to 2.13 the backward's unrealized input, a
     # Pointwise or a view (T5's), which selection cannot key; 2.14's frozen-less layout.

@@ -1,7 +1,7 @@
 """``tools/bench cache_key``: what the cache-key patch costs per ``make_key`` call, on the CPU.
 
 In a child process started with ``INDUCTOR_FIX_DISABLE=1`` (so the parent never imports
-torch): apply the fix once (its one-time cost when Inductor loads), then time stock
+torch): apply this patch alone once (its one-time cost when Inductor loads), then time stock
 and patched ``make_key`` in alternating short ``timeit`` samples (ABBA), with distinct
 and with aliased inputs of a real (4, 128, 128) fp32 bmm choice, and two controls
 (stock against itself; the wrapper around a constant-key ``make_key``). Also the
@@ -126,12 +126,14 @@ def worker(argv: list[str]) -> dict[str, Any]:
     from inductor_fix.patches.cache_key.fix import aliasing_aware_make_key
     from torch._inductor import select_algorithm
 
+    from . import PATCH
+
     os.environ.pop("INDUCTOR_FIX_DISABLE")
     start = time.perf_counter()
-    status = inductor_fix.apply()
+    status = inductor_fix.apply(PATCH.name).patch(PATCH.name)  # this patch alone: its wrapper is the slot's
     apply_ms = (time.perf_counter() - start) * 1e3
     if str(status.state) != "applied":
-        raise SystemExit(f"inductor_fix not applied: {status.reason}")
+        raise SystemExit(f"{PATCH.name} not applied: {status.reason}")
     cache_class = select_algorithm.GeneratedCodeCache
     stock = inductor_fix.original("GeneratedCodeCache.make_key")
     patched = cache_class.__dict__["make_key"]
@@ -195,20 +197,6 @@ def markdown(data: dict[str, Any]) -> str:
 
 # --- for ``tools/bench compile``: whole compiles (its generic runner counts and times them) ---
 
-def _unshared() -> Any:
-    """The fix as 0.1.0 shipped it: ``TritonTemplateCaller.hash_key`` back to stock, so a later
-    aliasing pattern's choices are benchmarked again (the cost the shared autotuning removes)."""
-    from unittest import mock
-
-    import inductor_fix
-    from torch._inductor import select_algorithm
-
-    return mock.patch.object(select_algorithm.TritonTemplateCaller, "hash_key",
-                             inductor_fix.original("TritonTemplateCaller.hash_key"))
-
-
-
-
 def newton_schulz(device: str, n: int = 128) -> list[Any]:
     """A Muon-style optimizer step on two square weights: one Newton-Schulz iteration of each
     gradient ``X`` (a graph input), ``A = X @ X.mT`` (one tensor and its transposed view),
@@ -268,8 +256,6 @@ PART = BenchPart(
     add_arguments=add_arguments, run=run, worker=worker, markdown=markdown,
     # Upstream's workaround for pytorch/pytorch#188069: the codegen cache off.
     compile_workaround={"enable_caching_generated_triton_templates": False},
-    # Besides patched, stock and the workaround: 0.1.0's fix, autotuning not shared.
-    compile_variants={"unshared": _unshared},
     # Whole compiles besides its ``check`` sequences, and what the fast form (--device cpu) runs.
     compile_workloads={"newton_schulz": newton_schulz, "mm_plus_mm": mm_plus_mm},
     compile_fast=("bmm:alias-first", "bmm:distinct-first", "newton_schulz", "mm_plus_mm"),

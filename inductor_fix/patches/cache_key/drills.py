@@ -52,21 +52,10 @@ def _upstream_key_fix(module: types.ModuleType, kit: Any) -> None:
     cache.make_key = make_key
 
 
-def _hash_key_gone(module: types.ModuleType, kit: Any) -> None:
-    """``TritonTemplateCaller`` inherits ``hash_key`` instead of defining it."""
-    caller = module.TritonTemplateCaller
-    inherited = caller.__dict__["hash_key"]
-    del caller.hash_key
-    caller.__bases__[0].hash_key = inherited
-
-
 PART = DrillsPart(
     drills={
         "make-key-extra-parameter": Drill(_make_key_extra_parameter, "unsupported"),
         "make-key-keyword": Drill(_make_key_keyword, "applied"),
         "upstream-key-fix": Drill(_upstream_key_fix, "not-needed"),
-        "hash-key-inherited": Drill(_hash_key_gone, "unsupported"),
     },
-    # The general drills under which this patch does not apply (it wraps TritonTemplateCaller.hash_key).
-    under={"renamed-class": "unsupported"},
 )
