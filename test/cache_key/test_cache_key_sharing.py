@@ -5,6 +5,10 @@ Inductor's autotune cache and are benchmarked again (the cost the issue measured
 stock's compile). With sharing they answer to their family's first code in that cache, so
 the second compile of a sequence benchmarks nothing, as stock's does; never across layouts
 or configs. Under the CPU harness with the autotune cache on, as by default.
+
+Where the package shares nothing on the running torch (cache-key not applied, or applied without
+its ``hash_key`` wrapper) the tests of sharing skip, naming the release and the patch's state; the
+ones that hold either way (stock benchmarks no less, nothing shared across layouts or configs) run.
 """
 
 from __future__ import annotations
@@ -15,12 +19,12 @@ from unittest import mock
 
 import pytest
 import torch
-from helpers import fresh_cache
+from helpers import fresh_cache, needs_applied
 
 import inductor_fix
 from inductor_fix.check.harness import triton_cpu_harness
 from inductor_fix.check.workloads import Op, run_compiles
-from inductor_fix.patches.cache_key import fix
+from inductor_fix.patches.cache_key import PATCH, fix
 from inductor_fix.check.operations import operation as op
 from torch._inductor import select_algorithm
 from torch._inductor.codecache import PersistentCache
@@ -32,6 +36,8 @@ from torch.testing._internal.common_utils import instantiate_parametrized_tests,
 pytestmark = pytest.mark.device
 
 ORDERS = {"alias_first": (True, False), "distinct_first": (False, True)}
+#: The tests of sharing itself: where the package wraps ``hash_key`` on this torch.
+shares = needs_applied(PATCH, "TritonTemplateCaller.hash_key")
 
 
 @contextlib.contextmanager
@@ -95,6 +101,7 @@ def compiles(template_op: Op, aliasing: tuple[bool, ...]) -> list[dict[str, Any]
 
 @instantiate_parametrized_tests
 class TestSharedAutotuning(TestCase):
+    @shares
     @parametrize("order", list(ORDERS))
     @parametrize("name", ["bmm", "addmm"])
     def test_a_later_pattern_benchmarks_nothing(self, name: str, order: str) -> None:
@@ -106,6 +113,7 @@ class TestSharedAutotuning(TestCase):
         self.assertEqual(set(second["kernel_keys"]) & set(first["kernel_keys"]), set())
         self.assertGreater(inductor_fix.activity()["cache-key"]["counts"].get("autotuning_shared", 0), 0)
 
+    @shares
     @parametrize("order", list(ORDERS))
     def test_negative_control_without_sharing_a_later_pattern_benchmarks_again(self, order: str) -> None:
         stock = inductor_fix.original("TritonTemplateCaller.hash_key")
@@ -114,6 +122,7 @@ class TestSharedAutotuning(TestCase):
         self.assertEqual(second["benchmarked"], first["benchmarked"])
         self.assertNotEqual(second["keys"], first["keys"])
 
+    @needs_applied(PATCH, "TritonTemplateCaller.kernel_hash_key")
     def test_negative_control_sharing_the_kernel_key_too_would_reuse_the_other_codes_precompile(self) -> None:
         # What kernel_hash_key's override prevents: inherited, it is the shared key, so the
         # later pattern's precompile key would be its family's (a stale precompile step).
@@ -122,6 +131,7 @@ class TestSharedAutotuning(TestCase):
             first, second = compiles(op("bmm"), (True, False))
         self.assertEqual(second["kernel_keys"], first["kernel_keys"])
 
+    @shares
     def test_a_config_that_failed_to_compile_for_the_first_pattern_is_not_offered_again(self) -> None:
         # On an H200 a bmm config needs more shared memory than the device has: its first-pattern
         # choice fails to precompile and Inductor prunes it untimed. Offered again for the later
@@ -132,6 +142,7 @@ class TestSharedAutotuning(TestCase):
         self.assertEqual(second["benchmarked"], 0)
         self.assertEqual(second["keys"], first["keys"])  # the failed config: in neither selection
 
+    @shares
     def test_negative_control_offered_again_a_failed_config_makes_the_later_pattern_benchmark_again(self) -> None:
         with failing_first_config(), mock.patch.object(fix, "_first_choice", _Forgetful()):
             first, second = compiles(op("bmm"), (True, False))

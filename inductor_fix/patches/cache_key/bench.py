@@ -121,7 +121,10 @@ def worker(argv: list[str]) -> dict[str, Any]:
     the stock key's own cost (mostly sympy printing) and of that cost's noise.
     """
     rounds, seconds_per_sample = int(argv[0]), float(argv[1])
+    import torch
+
     import inductor_fix
+    from inductor_fix.patches.cache_key import PATCH
     from inductor_fix.patches.cache_key import fix as cache_key
     from inductor_fix.patches.cache_key.fix import aliasing_aware_make_key
     from torch._inductor import select_algorithm
@@ -130,13 +133,14 @@ def worker(argv: list[str]) -> dict[str, Any]:
     start = time.perf_counter()
     status = inductor_fix.apply()
     apply_ms = (time.perf_counter() - start) * 1e3
-    if str(status.state) != "applied":
-        raise SystemExit(f"inductor_fix not applied: {status.reason}")
+    if not inductor_fix.is_patched("GeneratedCodeCache.make_key"):  # the patch's state, not the fix's
+        decided = status.patch(PATCH.name)
+        raise SystemExit(f"nothing to measure: GeneratedCodeCache.make_key is not wrapped on torch "
+                         f"{torch.__version__} ({PATCH.name} {decided.state}: {decided.reason})")
     cache_class = select_algorithm.GeneratedCodeCache
     stock = inductor_fix.original("GeneratedCodeCache.make_key")
     patched = cache_class.__dict__["make_key"]
     cache = cache_class()
-    import torch
 
     result: dict[str, Any] = {"kind": "cache_key", "torch": torch.__version__, "rounds": rounds, "apply_ms": apply_ms,
                               "cases": {}}
