@@ -118,6 +118,85 @@ class TestMatrixExpectations(TestCase):
         self.assertEqual(ex.verdict({**entry("PASS"), "fix_state": "unsupported", "torch": "2.14.1"}), "UNPROTECTED")
 
 
+class TestFullSuitePhase(TestCase):
+    """The matrix's full-suite phase is README's test command, must pass everywhere, and shows its
+    counts; a release that has not run it keeps the verdict of its property suites."""
+
+    def test_it_is_readmes_command(self) -> None:
+        from matrix_lib import phases
+
+        self.assertIn(f"```bash\npython -m pip install \".[test]\" && {ex.FULL_SUITE_COMMAND}\n```",
+                      (ROOT / "README.md").read_text())
+        self.assertEqual(phases.pytest_arguments(ex.FULL_SUITE), ex.FULL_SUITE_ARGUMENTS)
+        self.assertEqual(list(ex.phases()), [*ex.PHASES, ex.FULL_SUITE])
+        self.assertEqual(list(ex.phases(full_suite=False)), list(ex.PHASES))
+        for version in ("2.7.1", "2.14.1+cu130", "2.15.0", "2.16.0.dev20261201+cu130"):
+            self.assertEqual(ex.expected(ex.FULL_SUITE, version), "PASS")
+
+    def test_counts_and_verdict(self) -> None:
+        from matrix_lib import phases, results
+
+        self.assertEqual(phases.counts("33 failed, 318 passed, 68 skipped, 2 errors in 699.12s (0:11:39)"),
+                         {"passed": 318, "failed": 33, "skipped": 68, "error": 2})
+        with tempfile.TemporaryDirectory() as directory:
+            log = Path(directory, "full.log")
+            log.write_text("..s..F [100%]\nFAILED test/test_api.py::T::test_x - AssertionError\n"
+                           "==== 1 failed, 4 passed, 1 skipped in 9.00s ====\n")
+            failed = phases.summarize(log, 1)
+        self.assertEqual((failed["outcome"], failed["failed"], failed["counts"]),
+                         ("FAIL", ["test/test_api.py::T::test_x"], {"passed": 4, "failed": 1, "skipped": 1}))
+        suites = {phase: {"outcome": "PASS", "expected": "PASS"} for phase in ex.PHASES}
+        entry = {"spec": "2.15.0", "release": "2.15.0", "phases": dict(suites)}
+        self.assertEqual(ex.verdict(entry), "ok")  # not run: judged by its property suites
+        self.assertIn("| not run |", results.markdown({"releases": [entry]}))
+        entry["phases"][ex.FULL_SUITE] = {**failed, "expected": "PASS", "seconds": 600}
+        self.assertEqual(ex.verdict(entry), "MISMATCH")
+        self.assertIn("FAIL (4 passed, 1 failed, 1 skipped; 10 min) (expected PASS)",
+                      results.table({"releases": [entry]}))
+        entry["phases"][ex.FULL_SUITE] = {"outcome": "PASS", "expected": "PASS", "counts": {"passed": 5}, "seconds": 60}
+        self.assertEqual(ex.verdict(entry), "ok")
+        entry["phases"].pop(next(iter(ex.PHASES)))
+        self.assertEqual(ex.verdict(entry), "incomplete")  # a property suite not run is still incomplete
+
+
+class TestRelabelledDevBuild(TestCase):
+    """``RELEASE=DEV`` specs: a release installed, then relabelled as the dev build a nightly index
+    would give (where none can be downloaded)."""
+
+    def test_spec(self) -> None:
+        import torchenv
+
+        self.assertEqual(torchenv.split_relabel("2.15.0=2.16.0.dev20261201"), ("2.15.0", "2.16.0.dev20261201"))
+        self.assertEqual(torchenv.split_relabel("2.15.0"), ("2.15.0", None))
+        self.assertEqual(torchenv.spec_release("2.15.0=2.16.0.dev20261201"), "2.15.0")  # its triton: 2.15's
+        self.assertEqual(torchenv.TorchEnv(Path("/v"), "2.15.0=2.16.0.dev20261201").path.name,
+                         "2.16.0.dev20261201-from-2.15.0")
+        for bad in ("2.15.0=2.16.0", "2.15=2.16.0.dev1", "2.15.0=nightly"):
+            self.assertRaisesRegex(ValueError, "RELEASE=DEV", torchenv.split_relabel, bad)
+        process = subprocess.run([sys.executable, str(ROOT / "tools" / "run_matrix"), "2.15.0=2.16.0"],
+                                 capture_output=True, text=True, cwd=ROOT, timeout=120)
+        self.assertEqual(process.returncode, 2)
+        self.assertIn("RELEASE=DEV", process.stderr)
+
+    def test_relabel_changes_the_version_and_nothing_else(self) -> None:
+        import torchenv
+
+        with tempfile.TemporaryDirectory() as directory:
+            site = Path(directory)
+            (site / "torch").mkdir()
+            version_py = "__version__ = '2.15.0+cu132'\ndebug = False\ngit_version = 'abc'\n"
+            (site / "torch" / "version.py").write_text(version_py)
+            (site / "torch-2.15.0.dist-info").mkdir()
+            (site / "torch-2.15.0.dist-info" / "METADATA").write_text("Name: torch\nVersion: 2.15.0\nSummary: x\n")
+            self.assertEqual(torchenv.relabel(site, "2.16.0.dev20261201"), "2.16.0.dev20261201+cu132")
+            self.assertEqual((site / "torch" / "version.py").read_text(),
+                             version_py.replace("2.15.0+cu132", "2.16.0.dev20261201+cu132"))
+            self.assertEqual((site / "torch-2.15.0.dist-info" / "METADATA").read_text(),
+                             "Name: torch\nVersion: 2.16.0.dev20261201\nSummary: x\n")
+            (site / "torch" / "version.py").write_text("git_version = 'abc'\n")
+            self.assertRaisesRegex(RuntimeError, "cannot relabel", torchenv.relabel, site, "2.16.0.dev1")
+
+
 class TestTorchenv(TestCase):
     def test_test_dependencies_are_the_test_extra(self) -> None:
         if sys.version_info < (3, 11):
@@ -127,12 +206,9 @@ class TestTorchenv(TestCase):
         import torchenv
 
         extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
-        # packaging: the package's own requirement, which a venv made without installing it lacks;
-        # ruff (the linter), tlparse (test_autoload renders a trace with it) and pytest-xdist (README's
-        # command runs test files side by side): the property suites a matrix venv runs, one phase
-        # at a time with its progress in the phase's log, need none of them.
-        self.assertEqual(set(torchenv.TEST_DEPENDENCIES) - {"packaging"},
-                         {d for d in extra if not d.startswith(("torch", "ruff", "tlparse", "pytest-xdist"))})
+        # packaging: the package's own requirement, which a venv made without installing it lacks; the
+        # rest is the test extra but torch: the matrix runs the full suite (README's command) there too.
+        self.assertEqual(set(torchenv.TEST_DEPENDENCIES) - {"packaging"}, {d for d in extra if d != "torch"})
 
 
 class TestMatrixPhaseRunner(TestCase):
