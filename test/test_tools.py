@@ -128,10 +128,13 @@ class TestFullSuitePhase(TestCase):
         self.assertIn(f"```bash\npython -m pip install \".[test]\" && {ex.FULL_SUITE_COMMAND}\n```",
                       (ROOT / "README.md").read_text())
         self.assertEqual(phases.pytest_arguments(ex.FULL_SUITE), ex.FULL_SUITE_ARGUMENTS)
-        self.assertEqual(list(ex.phases()), [*ex.PHASES, ex.FULL_SUITE])
-        self.assertEqual(list(ex.phases(full_suite=False)), list(ex.PHASES))
+        self.assertEqual(list(ex.phases()), [*ex.PHASES, ex.FULL_SUITE, ex.CHECK])
+        self.assertEqual(list(ex.phases(full_suite=False, check=False)), list(ex.PHASES))
         for version in ("2.7.1", "2.14.1+cu130", "2.15.0", "2.16.0.dev20261201+cu130"):
             self.assertEqual(ex.expected(ex.FULL_SUITE, version), "PASS")
+            # check passes wherever the fix can protect (a patch unfit for an affected release: it cannot).
+            self.assertEqual(ex.expected(ex.CHECK, version),
+                             "PASS" if ex.fix_states(version) == ex.PROTECTED else "FAIL", version)
 
     def test_counts_and_verdict(self) -> None:
         from matrix_lib import phases, results
@@ -157,6 +160,109 @@ class TestFullSuitePhase(TestCase):
         self.assertEqual(ex.verdict(entry), "ok")
         entry["phases"].pop(next(iter(ex.PHASES)))
         self.assertEqual(ex.verdict(entry), "incomplete")  # a property suite not run is still incomplete
+
+
+def _check_report(directory: str, crashed: set[tuple[str, str]], skipped: dict[str, str]) -> Path:
+    """A ``check --json`` file: every default op's sequences, stock and patched, stock crashing in
+    ``crashed`` ((op, order)), patched never; ``skipped`` ops left out with their reason."""
+    import json
+
+    from inductor_fix.check.table import default_ops, orders_of
+
+    cases = [{"op": op, "order": order, "mode": mode, "ok": mode == "patched" or (op, order) not in crashed,
+              "error": None if mode == "patched" or (op, order) not in crashed else "TypeError: launcher()\nmore",
+              "failure": None}
+             for op in default_ops() if op not in skipped for order in orders_of(op) for mode in ("stock", "patched")]
+    report = Path(directory, "check.json")
+    report.write_text(json.dumps({"verdict": "PASS", "exit_status": 0, "skipped": skipped, "cases": cases}))
+    return report
+
+
+class TestNewRelease(TestCase):
+    """tools/new_release: README's row from a matrix row, RELEASES kept in order, and the drill."""
+
+    def test_check_phase_and_readme_row(self) -> None:
+        from matrix_lib import phases, results
+
+        from inductor_fix.check.parts import check_ops
+        from inductor_fix.check.table import default_ops, orders_of
+
+        first, last = default_ops()[0], default_ops()[-1]
+        crashed = {(first, orders_of(first)[0])}
+        with tempfile.TemporaryDirectory() as directory:
+            log = Path(directory, "check.log")
+            log.write_text("  [24/24] ...\n")
+            result = phases.summarize_check(_check_report(directory, crashed, {last: "needs CUDA"}), log, 0)
+        self.assertEqual(result["outcome"], "PASS")
+        self.assertTrue(result["summary"].startswith("PASS: stock crashed 1/"), result["summary"])
+        self.assertEqual(result["skipped"], {last: "needs CUDA"})
+        self.assertEqual(next(c["error"] for c in result["cases"] if not c["ok"]), "TypeError: launcher()")
+        entry = {"spec": "2.16.0", "release": "2.16.0", "fix_state": "applied",
+                 "patch_states": {p.name: "applied" for p in PATCHES}, "phases": {ex.CHECK: result}}
+        entry["patch_states"][PATCHES[0].name] = "not-needed"
+        row = results.readme_row(entry)
+        cells = row.strip("| ").split(" | ")
+        # One cell per README column: the release, each patch with check ops (table order), the fix.
+        header = next(line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("| torch |"))
+        self.assertEqual(len(cells), len(header.split(" | ")))
+        with_ops = [p for p in PATCHES if check_ops(p)]
+        self.assertEqual(len(cells), len(with_ops) + 2)
+        self.assertEqual(cells[-1], f"`applied` ({PATCHES[0].name} `not-needed`)")
+        owner = next(i for i, p in enumerate(with_ops, 1) if first in check_ops(p))
+        self.assertIn("crashes", cells[owner])
+        self.assertIn("not checked here", cells[next(i for i, p in enumerate(with_ops, 1) if last in check_ops(p))])
+        self.assertIn("?", results.readme_row({**entry, "phases": {}}))
+
+    def test_a_release_joins_releases_in_order(self) -> None:
+        tool = _script("new_release")
+        text = (ROOT / "tools" / "matrix_lib" / "expectations.py").read_text()
+        self.assertEqual(tool.with_release(text, ex.RELEASES[-1]), text)
+        added = tool.with_release(text, "2.16.0")
+        namespace: dict[str, Any] = {}
+        release_lines = added[added.index("RELEASES = ("):added.index(")", added.index("RELEASES = ("))+1]
+        exec(release_lines, namespace)
+        self.assertEqual(namespace["RELEASES"], (*ex.RELEASES, "2.16.0"))
+        self.assertTrue(all(len(line) <= 120 for line in release_lines.splitlines()))
+        self.assertEqual(tool.with_release(text, "2.9.2").count('"2.9.2"'), 1)
+
+    def test_drill_on_the_newest_release(self) -> None:
+        """CI's fast form of ``tools/new_release 2.15.0``: a wheel holding only the sources the
+        fingerprints read (the installed torch's, under 2.15.0's name: no 3 GB download), the
+        fingerprints written to a scratch file, and the matrix row read from the stored results of
+        the real run on 2.15.0 (docs/matrix/results.json: property suites, full suite, check), which
+        run_matrix resumes with nothing left to run. Left out: the download, the venv install, and
+        running the suites and check (the row must hold them already); README's row and the verdict
+        are computed as in a real run."""
+        import json
+        import shutil
+
+        from matrix_lib import results
+
+        release = "2.15.0"
+        stored = next(e for e in results.load(ROOT / "docs" / "matrix" / "results.json")["releases"]
+                      if e["spec"] == release)
+        self.assertTrue({ex.FULL_SUITE, ex.CHECK} <= set(stored["phases"]),
+                        f"docs/matrix/results.json: run tools/new_release {release} (its full suite and check)")
+        with tempfile.TemporaryDirectory() as directory:
+            wheel = Path(directory, f"torch-{release}-cp3-none-any.whl")
+            _installed_sources_wheel(wheel)
+            shutil.copy(ROOT / "docs" / "matrix" / "results.json", Path(directory, "results.json"))
+            before = (ROOT / "tools" / "matrix_lib" / "expectations.py").read_text()
+            process = subprocess.run(
+                [sys.executable, str(ROOT / "tools" / "new_release"), release, "--wheel", str(wheel),
+                 "--json", str(Path(directory, "results.json")), "--fingerprints", str(Path(directory, "fp.json")),
+                 "--max-examples", str(stored["max_examples"]), "--venv-root", str(Path(directory, "venvs"))],
+                capture_output=True, text=True, cwd=ROOT, timeout=600)
+            written = json.loads(Path(directory, "fp.json").read_text())["releases"]
+            self.assertFalse(Path(directory, "venvs").exists() and any(Path(directory, "venvs").iterdir()),
+                             "the drill installed a venv")
+        self.assertEqual(process.returncode, 0, process.stdout + process.stderr)
+        self.assertIn(release, written)
+        self.assertIn("all phases already in", process.stdout)
+        self.assertIn(f"README's row (docs: README.md, 'Affected releases'; wording is yours):\n"
+                      f"{results.readme_row(stored)}\n", process.stdout)
+        self.assertIn("new_release: verdict ok", process.stdout)
+        self.assertEqual((ROOT / "tools" / "matrix_lib" / "expectations.py").read_text(), before)
 
 
 class TestRelabelledDevBuild(TestCase):
