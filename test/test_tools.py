@@ -144,8 +144,9 @@ class TestFullSuitePhase(TestCase):
         with tempfile.TemporaryDirectory() as directory:
             log = Path(directory, "full.log")
             log.write_text("..s..F [100%]\nFAILED test/test_api.py::T::test_x - AssertionError\n"
-                           "==== 1 failed, 4 passed, 1 skipped in 9.00s ====\n")
+                           "==== 1 failed, 4 passed, 1 skipped in 9.00s ====\nW1205 a process's warning at exit\n")
             failed = phases.summarize(log, 1)
+        self.assertEqual(failed["summary"], "1 failed, 4 passed, 1 skipped in 9.00s")
         self.assertEqual((failed["outcome"], failed["failed"], failed["counts"]),
                          ("FAIL", ["test/test_api.py::T::test_x"], {"passed": 4, "failed": 1, "skipped": 1}))
         suites = {phase: {"outcome": "PASS", "expected": "PASS"} for phase in ex.PHASES}
@@ -228,40 +229,36 @@ class TestNewRelease(TestCase):
     def test_drill_on_the_newest_release(self) -> None:
         """CI's fast form of ``tools/new_release 2.15.0``: a wheel holding only the sources the
         fingerprints read (the installed torch's, under 2.15.0's name: no 3 GB download), the
-        fingerprints written to a scratch file, and the matrix row read from the stored results of
-        the real run on 2.15.0 (docs/matrix/results.json: property suites, full suite, check), which
-        run_matrix resumes with nothing left to run. Left out: the download, the venv install, and
-        running the suites and check (the row must hold them already); README's row and the verdict
-        are computed as in a real run."""
+        fingerprints written to a scratch file, and the matrix row as the stored real run left it
+        (``--stored-only``, a copy of docs/matrix/results.json). Left out: the download, the venv,
+        and running the suites, the full suite and check; README's row and the verdict are computed
+        from the stored row as a real run computes them (the full suite reads this very file while
+        the matrix runs it: the drill judges the tool, not the row)."""
         import json
         import shutil
 
         from matrix_lib import results
 
         release = "2.15.0"
-        stored = next(e for e in results.load(ROOT / "docs" / "matrix" / "results.json")["releases"]
-                      if e["spec"] == release)
-        self.assertTrue({ex.FULL_SUITE, ex.CHECK} <= set(stored["phases"]),
-                        f"docs/matrix/results.json: run tools/new_release {release} (its full suite and check)")
         with tempfile.TemporaryDirectory() as directory:
+            stored_json = Path(directory, "results.json")
+            shutil.copy(ROOT / "docs" / "matrix" / "results.json", stored_json)
+            stored = next(e for e in results.load(stored_json)["releases"] if e["spec"] == release)
+            results.refresh(stored)
             wheel = Path(directory, f"torch-{release}-cp3-none-any.whl")
             _installed_sources_wheel(wheel)
-            shutil.copy(ROOT / "docs" / "matrix" / "results.json", Path(directory, "results.json"))
             before = (ROOT / "tools" / "matrix_lib" / "expectations.py").read_text()
             process = subprocess.run(
-                [sys.executable, str(ROOT / "tools" / "new_release"), release, "--wheel", str(wheel),
-                 "--json", str(Path(directory, "results.json")), "--fingerprints", str(Path(directory, "fp.json")),
-                 "--max-examples", str(stored["max_examples"]), "--venv-root", str(Path(directory, "venvs"))],
+                [sys.executable, str(ROOT / "tools" / "new_release"), release, "--wheel", str(wheel), "--json",
+                 str(stored_json), "--fingerprints", str(Path(directory, "fp.json")), "--stored-only"],
                 capture_output=True, text=True, cwd=ROOT, timeout=600)
             written = json.loads(Path(directory, "fp.json").read_text())["releases"]
-            self.assertFalse(Path(directory, "venvs").exists() and any(Path(directory, "venvs").iterdir()),
-                             "the drill installed a venv")
-        self.assertEqual(process.returncode, 0, process.stdout + process.stderr)
+        self.assertEqual(process.returncode, 0 if stored["verdict"] == "ok" else 1, process.stdout + process.stderr)
         self.assertIn(release, written)
-        self.assertIn("all phases already in", process.stdout)
+        self.assertIn(" against recorded torch ", process.stdout)  # --compare's report, before --write
         self.assertIn(f"README's row (docs: README.md, 'Affected releases'; wording is yours):\n"
                       f"{results.readme_row(stored)}\n", process.stdout)
-        self.assertIn("new_release: verdict ok", process.stdout)
+        self.assertIn(f"new_release: verdict {stored['verdict']}", process.stdout)
         self.assertEqual((ROOT / "tools" / "matrix_lib" / "expectations.py").read_text(), before)
 
 

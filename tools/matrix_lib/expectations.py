@@ -139,6 +139,11 @@ EXTRA_PHASES = (FULL_SUITE, CHECK)
 RELEASES = ("2.7.1", "2.8.0", "2.8.0@codegen-cache", "2.9.0", "2.9.1", "2.10.0", "2.11.0", "2.12.0", "2.12.1",
             "2.13.0", "2.14.0", "2.14.1", "2.15.0")
 
+#: Dev builds docs/matrix.md shows beside them: where no nightly index can be reached, a release
+#: relabelled as the dev build cut from it (``RELEASE=DEV``, tools/torchenv.py: a pre-release
+#: version on that release's internals); the nightly workflow runs the real ones.
+DEV_BUILDS = ("2.15.0=2.16.0.dev20261201",)
+
 #: Inductor settings a spec may add after ``@``, and the environment variable the test
 #: suite reads them from (see ``test/conftest.py``).
 VARIANTS = {"codegen-cache": {"INDUCTOR_FIX_TEST_CODEGEN_CACHE": "1"}}

@@ -40,6 +40,9 @@ PATCHES = PROJECT / "patches"
 PYTEST = ("-m", "pytest", "-q", "-p", "no:cacheprovider")
 
 
+#: Set to the spec of the row a run writes, in its full suite and check: the suite's test of
+#: docs/matrix.md leaves that row's verdict to the run (it is incomplete while the run goes on).
+ROW_VARIABLE = "INDUCTOR_FIX_MATRIX_ROW"
 #: The check phase's python arguments (its ``--json FILE`` added per run).
 CHECK_ARGUMENTS = ("-m", "inductor_fix", "check")
 
@@ -198,7 +201,11 @@ def summarize(log: Path, status: int | None) -> dict:
     lines = log.read_text(errors="replace").splitlines()
     failed = [m.group(1) for line in lines if (m := re.match(r"(?:FAILED|ERROR) (\S+)", line))]
     first_error = next((line[1:].strip() for line in lines if line.startswith("E ")), None)
-    closing = next((line.strip("= ") for line in reversed(lines) if line.strip()), "(no output)")
+    # pytest's closing line ("2 failed, 345 passed in 9.61s", framed in "=" without -q): a process
+    # may print after it.
+    last = next((line.strip("= ") for line in reversed(lines) if line.strip()), "(no output)")
+    closing = next((line.strip("= ") for line in reversed(lines)
+                    if re.match(r"=*\s*(\d+ \w+|no tests ran)\b.* in [\d.]+s", line)), last)
     if status is None:
         return {"outcome": ex.ERROR, "exit": None, "summary": f"timed out; last line: {closing}",
                 "failed": failed, "first_error": first_error}
@@ -252,6 +259,8 @@ def run_phase(phase: str, env, info: dict, log: Path, *, max_examples: int, time
     # The full suite as README runs it: no bound on examples, the suite's own profile.
     environment = suite_environment(disable=mode != "patched", max_examples=0 if full else max_examples,
                                     variant=variant, profile=None if full else profile)
+    if full:  # the row being written: the docs' test judges the others (this run judges it)
+        environment[ROW_VARIABLE] = info["spec"]
     with pristine(env) as site_packages:
         patches = []
         if mode == "diff":

@@ -119,6 +119,9 @@ def _cell(entry: dict, phase: str) -> str:
 
 
 def _name(entry: dict) -> str:
+    installed, relabelled, label = entry["spec"].partition("=")
+    if relabelled:  # a release relabelled as a dev build (tools/torchenv.py)
+        return f"{label} ({installed} relabelled)"
     name = entry.get("release") or entry["spec"]
     return f"{name} (codegen cache on)" if entry.get("variant") == "codegen-cache" else name
 
@@ -256,7 +259,7 @@ def readme_row(entry: dict) -> str:
     from inductor_fix.check.parts import check_ops, patches
 
     check = entry["phases"].get(ex.CHECK) or {}
-    cells = [entry.get("release") or entry["spec"]]
+    cells = [_name(entry)]
     for patch in (p for p in patches() if check_ops(p)):
         ops = set(check_ops(patch))
         stock = [c for c in check.get("cases", []) if c["op"] in ops and c["mode"] == "stock"]
