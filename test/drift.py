@@ -17,13 +17,20 @@ A patch's ``under`` may also name another patch's drill (two patches that wrap o
 
 Each drill runs in a fresh process: ``python test/drift.py [NAME ...]`` prints one
 line per drill and patch. A patch's drill names the state it expects of that patch; every
-other patch must still apply. A drill never raises, and a patch that does not fit says
-``unsupported`` with its one-line reason.
+other patch must decide as it does on the installed torch under its own version
+(:func:`base_states`: applied where it applies). A drill never raises, and a patch that does not
+fit says ``unsupported`` with its one-line reason.
+
+The drills start from the installed torch: a patch that does not apply there (``not-needed``
+on a release that has upstream's fix, ``unsupported`` on one it does not fit) keeps that state
+under the general drills, and its own drills, which move what it would wrap, do not apply
+(:func:`not_applicable`: the reason names the release).
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import json
 import os
@@ -33,8 +40,8 @@ import textwrap
 import types
 from typing import Any, Callable, NamedTuple
 
-__all__ = ["DRILLS", "NIGHTLY", "Drill", "drills", "expected_states", "gains_keyword", "main", "moved_module",
-           "redefined", "run", "unreadable"]
+__all__ = ["DRILLS", "NIGHTLY", "Drill", "base_states", "drills", "expected_states", "gains_keyword", "main",
+           "moved_module", "not_applicable", "redefined", "run", "unreadable"]
 
 NIGHTLY = "2.16.0.dev20261201+cu130"
 
@@ -73,12 +80,14 @@ def _renamed_class(module: types.ModuleType) -> None:
 
 class Drill(NamedTuple):
     """``move(module)`` changes the module; ``expected``: patch name -> state for the patches it
-    moves (every other patch of the table must say ``applied``); ``modules``: the modules it may
-    move, the first this torch has is (empty: ``select_algorithm``)."""
+    moves (every other patch of the table must decide as on the installed torch); ``modules``: the
+    modules it may move, the first this torch has is (empty: ``select_algorithm``); ``owner``: the
+    patch whose drill it is (None: a general drill)."""
 
     move: Callable[[types.ModuleType], None]
     expected: dict[str, str]
     modules: tuple[str, ...] = ()
+    owner: str | None = None
 
 
 #: The general drills: name -> how it moves the module (each patch's ``under`` says what it expects).
@@ -151,7 +160,8 @@ def drills(patches: Any = None) -> dict[str, Drill]:
     found = {name: Drill(move, {}) for name, move in GENERAL.items()}
     for patch, record in parts.items():
         for name, drill in record.drills.items():
-            found[name] = Drill(lambda module, move=drill.move: move(module, kit), {patch: drill.state}, drill.modules)
+            found[name] = Drill(lambda module, move=drill.move: move(module, kit), {patch: drill.state}, drill.modules,
+                                owner=patch)
     for patch, record in parts.items():  # the drills, general or another patch's, that leave it other than applied
         for name, state in record.under.items():
             if name in found:  # a retired patch's drill is gone with it
@@ -175,16 +185,42 @@ def moved_module(drill: Drill) -> types.ModuleType:
 DRILLS: dict[str, Drill] = drills()
 
 
-def expected_states(name: str) -> dict[str, str]:
-    """Every patch of the table -> the state drill ``name`` must leave it in."""
-    from inductor_fix.patches import PATCHES
+@functools.cache
+def base_states(extra: str | None = None) -> dict[str, str]:
+    """Every patch of the table (and ``extra``'s, see :func:`_one`) -> the state the package
+    decides on the installed torch as released: nothing moved, its own version (recorded
+    fingerprints checked), in a fresh process. What the drills start from."""
+    result = run("stock", extra=extra, released=True)
+    if "error" in result:
+        raise RuntimeError(f"the installed torch's own status: {result['error']}")
+    return {patch["name"]: patch["state"] for patch in result["patches"]}
 
-    return {patch.name: DRILLS[name].expected.get(patch.name, "applied") for patch in PATCHES}
+
+def not_applicable(name: str, extra: str | None = None) -> str | None:
+    """Why drill ``name`` does not apply on the installed torch (its patch does not apply there, so
+    nothing it would wrap is there to move), naming the release; None where it applies."""
+    owner = DRILLS[name].owner if name in DRILLS else drills()[name].owner
+    state = base_states(extra).get(owner, "applied") if owner else "applied"
+    if state == "applied":
+        return None
+    import torch
+
+    return f"{owner} is {state} on torch {torch.__version__}: its drill {name} moves what it would wrap there"
 
 
-def _one(name: str, extra: str | None = None) -> dict:
+def expected_states(name: str, extra: str | None = None) -> dict[str, str]:
+    """Every patch of the table -> the state drill ``name`` must leave it in: the drill's own word
+    for a patch that applies on the installed torch (``applied`` where it says none), the
+    installed torch's state for one that does not."""
+    drill = DRILLS[name] if name in DRILLS else drills()[name]
+    return {patch: drill.expected.get(patch, "applied") if state == "applied" else state
+            for patch, state in base_states(extra).items()}
+
+
+def _one(name: str, extra: str | None = None, released: bool = False) -> dict:
     """In this process (started with INDUCTOR_FIX_DISABLE=1): move the internals, then apply.
-    ``extra``: a module whose ``PATCH`` joins the table first (a patch that exists only in a test)."""
+    ``extra``: a module whose ``PATCH`` joins the table first (a patch that exists only in a test);
+    ``released``: the installed torch keeps its own version (else :data:`NIGHTLY`)."""
     import importlib
     import warnings
 
@@ -198,7 +234,8 @@ def _one(name: str, extra: str | None = None) -> dict:
     if extra:
         table.PATCHES = (*table.PATCHES, importlib.import_module(extra).PATCH)
         lifecycle = Lifecycle(table.PATCHES)  # the package's own applied nothing (disabled)
-    torch.__version__ = NIGHTLY
+    if not released:
+        torch.__version__ = NIGHTLY
     import torch._inductor.select_algorithm  # noqa: F401  (every drill's torch has Inductor loaded)
 
     drill = drills()[name]
@@ -210,14 +247,15 @@ def _one(name: str, extra: str | None = None) -> dict:
     return {"drill": name, **status.to_dict(), "warnings": [str(w.message) for w in caught]}
 
 
-def run(name: str, timeout: float = 300, extra: str | None = None) -> dict:
-    """The status a user would see after drill ``name``, from a fresh process (``extra``: see
-    :func:`_one`; its folder must be on ``PYTHONPATH``)."""
+def run(name: str, timeout: float = 300, extra: str | None = None, released: bool = False) -> dict:
+    """The status a user would see after drill ``name``, from a fresh process (``extra``,
+    ``released``: see :func:`_one`; ``extra``'s folder must be on ``PYTHONPATH``)."""
     here = os.path.dirname(os.path.abspath(__file__))
     env = dict(os.environ, INDUCTOR_FIX_DISABLE="1",
                PYTHONPATH=os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])))
     process = subprocess.run([sys.executable, "-c", "import sys, drift; sys.exit(drift.main(sys.argv[1:]))",
-                              "--one", name, *(["--extra", extra] if extra else [])],
+                              "--one", name, *(["--extra", extra] if extra else []),
+                              *(["--released"] if released else [])],
                              capture_output=True, text=True, env=env, timeout=timeout)
     lines = [line for line in process.stdout.splitlines() if line.startswith("{")]
     if process.returncode or not lines:
@@ -230,11 +268,14 @@ def main(argv: list[str]) -> int:
         print(__doc__)
         return 0
     if argv[:1] == ["--one"]:  # the child process of run()
-        extra = argv[3] if len(argv) == 4 and argv[2] == "--extra" else None
-        if len(argv) not in (2, 4) or (len(argv) == 4 and not extra) or os.environ.get("INDUCTOR_FIX_DISABLE") != "1":
+        released = argv[-1] == "--released"
+        rest = argv[2:-1] if released else argv[2:]
+        extra = rest[1] if len(rest) == 2 and rest[0] == "--extra" else None
+        if len(argv) < 2 or len(rest) not in (0, 2) or (rest and not extra) \
+                or os.environ.get("INDUCTOR_FIX_DISABLE") != "1":
             print("--one NAME is run()'s child: use python test/drift.py [NAME ...]", file=sys.stderr)
             return 2
-        print(json.dumps(_one(argv[1], extra)), flush=True)
+        print(json.dumps(_one(argv[1], extra, released)), flush=True)
         return 0
     names = argv or list(DRILLS)
     unknown = [name for name in names if name not in DRILLS]
@@ -247,6 +288,10 @@ def main(argv: list[str]) -> int:
         print(f"{patch}: ERROR its drills part cannot be read: {reason}")
         failed += 1
     for name in names:
+        reason = not_applicable(name)
+        if reason:
+            print(f"{name}: does not apply ({reason})")
+            continue
         result = run(name)
         if "error" in result:
             print(f"{name}: ERROR {result['error']}")

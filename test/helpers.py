@@ -10,7 +10,7 @@ import subprocess
 import sys
 import textwrap
 import unittest
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from packaging.version import Version
@@ -96,6 +96,62 @@ def lowering(target: Any) -> Any:
 
     node = torch.fx.Graph().call_function(target, ())
     return V.set_graph_handler(types.SimpleNamespace(current_node=node))
+
+
+class Decision(NamedTuple):
+    """What the package decides for one patch on the running torch: its ``state`` (``applied``,
+    ``not-needed``, ``unsupported``; ``disabled`` under ``INDUCTOR_FIX_DISABLE``), the one-line
+    ``reason`` status gives, and the targets it ``wraps`` here (none unless applied)."""
+
+    state: str
+    reason: str
+    wraps: tuple[str, ...]
+
+
+@functools.cache
+def decisions() -> dict[str, Decision]:
+    """Each patch of the table -> its :class:`Decision` on this torch, observed (each patch applied
+    alone, every module a patch targets loaded), never assumed from a version: a patch that is
+    ``not-needed`` on one release may apply on the next, or share only part of its targets. The
+    shared tests take the patches they exercise from here; read once per process, the fix left
+    as it was."""
+    import inductor_fix
+    from inductor_fix.cli import settle_modules
+    from inductor_fix.patches import PATCHES
+
+    settle_modules()
+    found = {}
+    with inductor_fix.removed():
+        for patch in PATCHES:
+            with inductor_fix.applied(patch.name) as status:
+                decided = status.patch(patch.name)
+                found[patch.name] = Decision(str(decided.state), decided.reason,
+                                             tuple(t for t in patch.targets if inductor_fix.is_patched(t)))
+    return found
+
+
+def applying() -> tuple[Any, ...]:
+    """The patches of the table that apply on this torch (:func:`decisions`), in table order."""
+    from inductor_fix.patches import PATCHES
+
+    return tuple(patch for patch in PATCHES if decisions()[patch.name].state == "applied")
+
+
+def not_applied_reason(patch: Any, target: str | None = None) -> str | None:
+    """Why a test of ``patch`` (of its wrapper of ``target``, if given) cannot run on this torch,
+    naming the release and what the package decided there; None where it can."""
+    decided = decisions()[patch.name]
+    if decided.state == "applied" and (target is None or target in decided.wraps):
+        return None
+    what = f"{patch.name} is {decided.state}" if decided.state != "applied" else f"{patch.name} wraps no {target}"
+    return f"{what} on torch {torch.__version__} ({decided.reason}): nothing of it to test here"
+
+
+def needs_applied(patch: Any, target: str | None = None) -> Any:
+    """Skip a test of ``patch`` (of its wrapper of ``target``) where the package does not apply it
+    on this torch, saying which release and why (:func:`not_applied_reason`)."""
+    reason = not_applied_reason(patch, target)
+    return unittest.skipIf(reason is not None, reason or "")
 
 
 def affected(op: str) -> bool:

@@ -1,5 +1,9 @@
 """Public API and the lifecycle: apply / remove / status / context managers, each decision
-asserted for every patch of the table, and undo that respects other libraries' wrappers."""
+asserted for every patch of the table, and undo that respects other libraries' wrappers.
+
+The generic tests wrap and unwrap what the patches that apply on the running torch wrap there
+(``helpers.decisions``, observed): a patch that is ``not-needed`` or ``unsupported`` here wraps
+nothing, and :class:`TestDecisions` asserts that, with the reason its status gives."""
 
 from __future__ import annotations
 
@@ -12,11 +16,12 @@ import sys
 import textwrap
 import threading
 import types
+import unittest
 import warnings
 from unittest import mock
 
 import wrapt
-from helpers import TORCH_RELEASE, run_python
+from helpers import TORCH_RELEASE, applying, decisions, run_python
 
 import inductor_fix
 import torch
@@ -24,7 +29,7 @@ import torch._inductor.select_algorithm as select_algorithm
 from inductor_fix import State
 from inductor_fix._lifecycle import LIFECYCLE
 from inductor_fix._registry import MARKER
-from inductor_fix.patches import PATCHES, targets
+from inductor_fix.patches import PATCHES
 from inductor_fix._members import function_of
 from inductor_fix.patches.fingerprints import recorded as _recorded
 from inductor_fix.patches.decide import CODEGEN_CACHE_ADDED
@@ -33,12 +38,17 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 from torch._inductor.test_case import TestCase, run_tests
 
-#: Every patch target whose module this torch has (a patch may name the module of each release).
-TARGETS = tuple(target for target in targets() if target_owner(target) is not None)
+#: The patches that apply on this torch, and every target they wrap here (a patch may name the
+#: module of each release, and one may apply on some releases and not on others).
+APPLYING = applying()
+TARGETS = tuple(dict.fromkeys(target for patch in APPLYING for target in decisions()[patch.name].wraps))
 #: (class, attribute) of each of those targets, from the patch table.
 WRAPPED = tuple((target_owner(target), split_target(target)[1]) for target in TARGETS)
 #: (class, attribute) -> its target name, as the patches and the API name it.
 TARGET_OF = dict(zip(WRAPPED, TARGETS))
+#: The generic tests need one wrapped target; a torch where no patch applies has none to wrap.
+needs_a_target = unittest.skipIf(not TARGETS, f"no patch of the table applies on torch {torch.__version__}: "
+                                 "nothing is wrapped here")
 
 
 def _layers(member: object) -> tuple[int, object]:
@@ -52,8 +62,18 @@ def _layers(member: object) -> tuple[int, object]:
 
 
 def _wrappers_of(owner: type, name: str) -> int:
-    """How many patches of the table wrap ``owner.name``."""
-    return sum(TARGET_OF[owner, name] in patch.targets for patch in PATCHES)
+    """How many patches of the table wrap ``owner.name`` on this torch."""
+    return sum(TARGET_OF[owner, name] in decisions()[patch.name].wraps for patch in PATCHES)
+
+
+def _wrapped_by(patch) -> tuple[str, ...]:
+    """The targets ``patch`` wraps on this torch (none where it does not apply)."""
+    return decisions()[patch.name].wraps
+
+
+def _states(**changed) -> dict[str, str]:
+    """Every patch -> the state it decides on this torch, but those named in ``changed``."""
+    return {patch.name: changed.get(patch.name, decisions()[patch.name].state) for patch in PATCHES}
 
 
 class _Inherited:
@@ -97,6 +117,37 @@ def _needs_codegen_cache(patch) -> bool:
     return first >= Version(CODEGEN_CACHE_ADDED)
 
 
+class TestDecisions(TestCase):
+    """What each patch does on this torch is what its status says: applied, it wraps targets of
+    its own; not needed or unsupported, it wraps nothing and says why. The patch table's ranges
+    are checked against the behaviour probes: where it says a release has a patch's bug and the
+    patch fits, the patch applies, and never says ``not-needed``."""
+
+    def test_each_patch_wraps_what_its_status_says(self) -> None:
+        status = inductor_fix.apply()
+        for patch in PATCHES:
+            decided, shown = decisions()[patch.name], status.patch(patch.name)
+            self.assertEqual((str(shown.state), shown.reason), (decided.state, decided.reason), patch.name)
+            ours = {target for target in patch.targets if (owner := target_owner(target)) is not None
+                    and LIFECYCLE._registry.find(owner, split_target(target)[1], patch.name) is not None}
+            self.assertEqual(ours, set(decided.wraps), patch.name)
+            if decided.state == State.APPLIED:
+                self.assertTrue(ours, f"{patch.name} applied and wraps nothing")
+                self.assertEqual(shown.reason, patch.effect)
+            else:
+                self.assertEqual(ours, set(), f"{patch.name} is {decided.state} and wraps {ours}")
+                self.assertTrue(shown.reason)
+
+    def test_the_table_agrees_with_the_probes(self) -> None:
+        for patch in PATCHES:
+            state = decisions()[patch.name].state
+            if patch.is_affected(torch.__version__) and patch.fits(torch.__version__):
+                self.assertEqual(state, State.APPLIED, f"{patch.name} on torch {torch.__version__}")
+            if state == State.NOT_NEEDED:
+                self.assertFalse(patch.is_affected(torch.__version__), f"{patch.name} on torch {torch.__version__}")
+
+
+@needs_a_target
 class TestApplyRemove(TestCase):
     def setUp(self) -> None:
         super().setUp()
@@ -150,9 +201,10 @@ class TestApplyRemove(TestCase):
         self.assertEqual(status.inductor_fix_version, inductor_fix.__version__)
         self.assertEqual([p.name for p in status.patches], [p.name for p in PATCHES])
         for patch in PATCHES:  # the targets of the modules this torch has (a patch may name each release's)
-            shown = tuple(qualified_name(t) for t in patch.targets if t in TARGETS)
-            self.assertEqual((status.patch(patch.name).targets, status.patch(patch.name).reason),
-                             (shown, patch.effect))
+            shown = tuple(qualified_name(t) for t in patch.targets if target_owner(t) is not None)
+            self.assertEqual((status.patch(patch.name).targets, status.patch(patch.name).state,
+                              status.patch(patch.name).reason),
+                             (shown, decisions()[patch.name].state, decisions()[patch.name].reason))
         self.assertEqual(status.to_dict()["state"], "applied")
 
     def test_context_managers_restore_previous_state(self) -> None:
@@ -170,12 +222,11 @@ class TestApplyRemove(TestCase):
         inductor_fix.apply()
         for patch in PATCHES:
             with inductor_fix.removed(patch.name) as inside:
-                self.assertEqual({p.name: p.state for p in inside.patches},
-                                 {p.name: State.REMOVED if p is patch else State.APPLIED for p in PATCHES})
+                self.assertEqual({p.name: p.state for p in inside.patches}, _states(**{patch.name: State.REMOVED}))
                 for (owner, name), original in zip(WRAPPED, self.originals):
                     target = TARGET_OF[owner, name]
                     # A slot two patches wrap keeps the other's wrapper, ours inside it inert.
-                    others = any(target in p.targets for p in PATCHES if p is not patch)
+                    others = any(target in _wrapped_by(p) for p in PATCHES if p is not patch)
                     self.assertEqual(inductor_fix.is_patched(target), others, target)
                     if not others:
                         self.assertIs(_slot(owner, name), original)
@@ -184,8 +235,8 @@ class TestApplyRemove(TestCase):
         for patch in PATCHES:  # one at a time onto stock, then the whole fix off: the originals back
             with inductor_fix.applied(patch.name) as inside:
                 self.assertEqual({p.name: p.state for p in inside.patches},
-                                 {p.name: State.APPLIED if p is patch else State.REMOVED for p in PATCHES})
-                self.assertTrue(all(inductor_fix.is_patched(target) for target in patch.targets if target in TARGETS))
+                                 {p.name: decisions()[p.name].state if p is patch else State.REMOVED for p in PATCHES})
+                self.assertEqual([t for t in patch.targets if inductor_fix.is_patched(t)], list(_wrapped_by(patch)))
             self.assertEqual([_slot(owner, name) for owner, name in WRAPPED], self.originals)
         for first, second in itertools.permutations(PATCHES, 2):  # two on (some share a slot), removed in turn
             inductor_fix.apply(first.name, second.name)
@@ -231,6 +282,7 @@ class TestApplyRemove(TestCase):
             self.assertIs(_slot(owner, name), original)
 
 
+@needs_a_target
 class TestOtherWrappers(TestCase):
     """remove() restores only slots that still hold this package's wrapper: one another
     library put over ours is left in place, ours inside it turns inert, and it is removed
@@ -250,7 +302,7 @@ class TestOtherWrappers(TestCase):
                     status = inductor_fix.remove()
                 self.assertIs(_slot(owner, name), mock.sentinel.theirs, "their object was replaced")
                 self.assertIn("left in place", "\n".join(logs.output))
-                patch = next(p for p in PATCHES if TARGET_OF[owner, name] in p.targets)
+                patch = next(p for p in PATCHES if TARGET_OF[owner, name] in _wrapped_by(p))
                 self.assertEqual(status.patch(patch.name).state, State.REMOVED)
                 self.assertIn(f"{owner.__name__}.{name} is wrapped by another library", status.patch(patch.name).reason)
             self.assertIs(_slot(owner, name), ours)  # mock put ours back: inert, and removable
@@ -360,6 +412,7 @@ class TestDisabledWithoutItsCrash(TestCase):
                                                                 r"torch does not have the crash it fixes: ")
 
 
+@needs_a_target
 class TestGating(TestCase):
     """Each way the package decides not to patch, asserted with its reason."""
 
@@ -383,24 +436,24 @@ class TestGating(TestCase):
         self.assertEqual([_slot(owner, name) for owner, name in WRAPPED], self.originals)
 
     def test_each_patch_disabled_by_name(self) -> None:
+        baseline = inductor_fix.apply()  # every patch as it decides on this torch
         for disabled in PATCHES:
             inductor_fix.remove()
             with mock.patch.dict("os.environ", {"INDUCTOR_FIX_DISABLE": f" {disabled.name} "}):
                 status = inductor_fix.apply()
-            # Off where this torch has its crash: unprotected; where it has not, not needed (protected).
-            crash = disabled.is_affected(torch.__version__)
-            self.assertEqual({p.name: p.state for p in status.patches},
-                             {p.name: (State.DISABLED if crash or not p.protects else State.NOT_NEEDED)
-                              if p is disabled else State.APPLIED for p in PATCHES})
-            if not crash and disabled.protects:
+            # Off where this torch has its crash: disabled, unprotected; where it lacks it (the patch is
+            # not needed here), not needed and protected. A patch that only saves cost has no crash: off,
+            # it is disabled and leaves the torch as protected as it was (the reason still says it).
+            off = State.NOT_NEEDED if decisions()[disabled.name].state == State.NOT_NEEDED else State.DISABLED
+            self.assertEqual({p.name: p.state for p in status.patches}, _states(**{disabled.name: off}))
+            if off == State.NOT_NEEDED:
                 self.assertIs(status.protected, True)
                 continue
-            # A patch that only saves cost, off, leaves the torch protected (the reason still says it).
-            expected = (State.DISABLED, False) if disabled.protects else (State.APPLIED, True)
+            expected = (State.DISABLED, False) if disabled.protects else (baseline.state, baseline.protected)
             self.assertEqual((status.state, status.protected), expected)
             self.assertIn(f"{disabled.name} disabled", status.reason)
             for target in TARGETS:
-                wrapped = any(target in p.targets for p in PATCHES if p is not disabled)
+                wrapped = any(target in _wrapped_by(p) for p in PATCHES if p is not disabled)
                 self.assertEqual(inductor_fix.is_patched(target), wrapped, target)
 
     def test_unknown_name_warns_and_the_known_ones_still_apply(self) -> None:
@@ -410,8 +463,7 @@ class TestGating(TestCase):
             with self.assertWarnsRegex(inductor_fix.InductorFixWarning, "unknown patch.*no-such-patch"):
                 status = inductor_fix.apply()
             self.assertEqual(os.environ.get("INDUCTOR_FIX_DISABLE_WARNED"), f"no-such-patch,{known}")
-        self.assertEqual({p.name: p.state for p in status.patches},
-                         {p.name: State.DISABLED if p.name == known else State.APPLIED for p in PATCHES})
+        self.assertEqual({p.name: p.state for p in status.patches}, _states(**{known: State.DISABLED}))
 
     def test_an_unknown_name_alone_is_not_said_to_leave_known_ones(self) -> None:
         # Issue 41: INDUCTOR_FIX_DISABLE=foo said "(the known names in it still apply)": it holds none.
@@ -449,7 +501,7 @@ class TestGating(TestCase):
             with warnings.catch_warnings():
                 warnings.simplefilter("error", inductor_fix.InductorFixWarning)
                 status = inductor_fix.apply()
-        self.assertEqual({p.state for p in status.patches}, {State.APPLIED})
+        self.assertEqual({p.name: p.state for p in status.patches}, _states())
 
     def test_not_needed_without_codegen_cache(self) -> None:
         """torch <= 2.7 has no GeneratedCodeCache: a patch whose bug lives in it is not needed
@@ -461,7 +513,7 @@ class TestGating(TestCase):
             status = inductor_fix.apply()
             inductor_fix.remove()
         for patch in (p for p in PATCHES if select_algorithm.__name__ in p.modules):  # the stand-in's
-            expected = State.NOT_NEEDED if _needs_codegen_cache(patch) else State.APPLIED
+            expected = State.NOT_NEEDED if _needs_codegen_cache(patch) else decisions()[patch.name].state
             self.assertEqual(status.patch(patch.name).state, expected, patch.name)
             if expected == State.NOT_NEEDED:
                 self.assertIn("no Triton template codegen cache", status.patch(patch.name).reason)
@@ -470,8 +522,8 @@ class TestGating(TestCase):
     def test_unrecognised_target_warns_once_and_is_left_alone(self) -> None:
         """A target that is not a plain function (a vendor build, a C extension): that patch
         says unsupported, one warning, the object untouched; the other patches still apply."""
-        for patch in PATCHES:
-            target = next(t for t in patch.targets if t in TARGETS)
+        for patch in APPLYING:  # one that does not apply here wraps nothing to stand in for
+            target = _wrapped_by(patch)[0]
             owner, name = target_owner(target), split_target(target)[1]
             stand_in = types.SimpleNamespace()
             setattr(owner, name, stand_in)
@@ -488,7 +540,7 @@ class TestGating(TestCase):
 
     def test_unsupported_when_source_differs_from_release(self) -> None:
         """A synthetic change to a wrapped function's source on a recorded release is not patched."""
-        recorded = [p for p in PATCHES if _recorded(p, str(TORCH_RELEASE))]
+        recorded = [p for p in APPLYING if _recorded(p, str(TORCH_RELEASE))]
         if not recorded:
             self.skipTest(f"no fingerprints recorded for torch {TORCH_RELEASE}")
         import inspect
@@ -520,7 +572,7 @@ class TestGating(TestCase):
 
         from inductor_fix.patches import fingerprints
 
-        recorded = {t for p in PATCHES for t in _recorded(p, str(TORCH_RELEASE))}
+        recorded = {t for p in APPLYING for t in _recorded(p, str(TORCH_RELEASE))}
         if not recorded:
             self.skipTest(f"no fingerprints recorded for torch {TORCH_RELEASE}")
         with mock.patch.dict(fingerprints._SOURCE_FINGERPRINTS, clear=True), \
@@ -630,10 +682,11 @@ def _import_then_reload() -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+@needs_a_target
 class TestProcesses(TestCase):
     """Process-level behaviour, in fresh interpreters."""
 
-    TARGET = TARGETS[0]
+    TARGET = TARGETS[0] if TARGETS else None
 
     def test_reload_of_select_algorithm_is_patched_again(self) -> None:
         self.assertEqual(_import_then_reload()["reloaded"], ["applied", True])

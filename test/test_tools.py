@@ -121,6 +121,188 @@ class TestMatrixExpectations(TestCase):
         self.assertEqual(ex.verdict({**entry("PASS"), "fix_state": "unsupported", "torch": "2.14.1"}), "UNPROTECTED")
 
 
+class TestFullSuitePhase(TestCase):
+    """The matrix's full-suite phase is README's test command, must pass everywhere, and shows its
+    counts; a release that has not run it keeps the verdict of its property suites."""
+
+    def test_it_is_readmes_command(self) -> None:
+        from matrix_lib import phases
+
+        self.assertIn(f"```bash\npython -m pip install \".[test]\" && {ex.FULL_SUITE_COMMAND}\n```",
+                      (ROOT / "README.md").read_text())
+        self.assertEqual(phases.pytest_arguments(ex.FULL_SUITE), ex.FULL_SUITE_ARGUMENTS)
+        self.assertEqual(list(ex.phases()), [*ex.PHASES, ex.FULL_SUITE, ex.CHECK])
+        self.assertEqual(list(ex.phases(full_suite=False, check=False)), list(ex.PHASES))
+        for version in ("2.7.1", "2.14.1+cu130", "2.15.0", "2.16.0.dev20261201+cu130"):
+            self.assertEqual(ex.expected(ex.FULL_SUITE, version), "PASS")
+            # check passes wherever the fix can protect (a patch unfit for an affected release: it cannot).
+            self.assertEqual(ex.expected(ex.CHECK, version),
+                             "PASS" if ex.fix_states(version) == ex.PROTECTED else "FAIL", version)
+
+    def test_counts_and_verdict(self) -> None:
+        from matrix_lib import phases, results
+
+        self.assertEqual(phases.counts("33 failed, 318 passed, 68 skipped, 2 errors in 699.12s (0:11:39)"),
+                         {"passed": 318, "failed": 33, "skipped": 68, "error": 2})
+        with tempfile.TemporaryDirectory() as directory:
+            log = Path(directory, "full.log")
+            log.write_text("..s..F [100%]\nFAILED test/test_api.py::T::test_x - AssertionError\n"
+                           "==== 1 failed, 4 passed, 1 skipped in 9.00s ====\nW1205 a process's warning at exit\n")
+            failed = phases.summarize(log, 1)
+        self.assertEqual(failed["summary"], "1 failed, 4 passed, 1 skipped in 9.00s")
+        self.assertEqual((failed["outcome"], failed["failed"], failed["counts"]),
+                         ("FAIL", ["test/test_api.py::T::test_x"], {"passed": 4, "failed": 1, "skipped": 1}))
+        suites = {phase: {"outcome": "PASS", "expected": "PASS"} for phase in ex.PHASES}
+        entry = {"spec": "2.15.0", "release": "2.15.0", "phases": dict(suites)}
+        self.assertEqual(ex.verdict(entry), "ok")  # not run: judged by its property suites
+        self.assertIn("| not run |", results.markdown({"releases": [entry]}))
+        entry["phases"][ex.FULL_SUITE] = {**failed, "expected": "PASS", "seconds": 600}
+        self.assertEqual(ex.verdict(entry), "MISMATCH")
+        self.assertIn("FAIL (4 passed, 1 failed, 1 skipped; 10 min) (expected PASS)",
+                      results.table({"releases": [entry]}))
+        entry["phases"][ex.FULL_SUITE] = {"outcome": "PASS", "expected": "PASS", "counts": {"passed": 5}, "seconds": 60}
+        self.assertEqual(ex.verdict(entry), "ok")
+        entry["phases"].pop(next(iter(ex.PHASES)))
+        self.assertEqual(ex.verdict(entry), "incomplete")  # a property suite not run is still incomplete
+
+
+def _check_report(directory: str, crashed: set[tuple[str, str]], skipped: dict[str, str]) -> Path:
+    """A ``check --json`` file: every default op's sequences, stock and patched, stock crashing in
+    ``crashed`` ((op, order)), patched never; ``skipped`` ops left out with their reason."""
+    import json
+
+    from inductor_fix.check.table import default_ops, orders_of
+
+    cases = [{"op": op, "order": order, "mode": mode, "ok": mode == "patched" or (op, order) not in crashed,
+              "error": None if mode == "patched" or (op, order) not in crashed else "TypeError: launcher()\nmore",
+              "failure": None}
+             for op in default_ops() if op not in skipped for order in orders_of(op) for mode in ("stock", "patched")]
+    report = Path(directory, "check.json")
+    report.write_text(json.dumps({"verdict": "PASS", "exit_status": 0, "skipped": skipped, "cases": cases}))
+    return report
+
+
+class TestNewRelease(TestCase):
+    """tools/new_release: README's row from a matrix row, RELEASES kept in order, and the drill."""
+
+    def test_check_phase_and_readme_row(self) -> None:
+        from matrix_lib import phases, results
+
+        from inductor_fix.check.parts import check_ops
+        from inductor_fix.check.table import default_ops, orders_of
+
+        first, last = default_ops()[0], default_ops()[-1]
+        crashed = {(first, orders_of(first)[0])}
+        with tempfile.TemporaryDirectory() as directory:
+            log = Path(directory, "check.log")
+            log.write_text("  [24/24] ...\n")
+            result = phases.summarize_check(_check_report(directory, crashed, {last: "needs CUDA"}), log, 0)
+        self.assertEqual(result["outcome"], "PASS")
+        self.assertTrue(result["summary"].startswith("PASS: stock crashed 1/"), result["summary"])
+        self.assertEqual(result["skipped"], {last: "needs CUDA"})
+        self.assertEqual(next(c["error"] for c in result["cases"] if not c["ok"]), "TypeError: launcher()")
+        entry = {"spec": "2.16.0", "release": "2.16.0", "fix_state": "applied",
+                 "patch_states": {p.name: "applied" for p in PATCHES}, "phases": {ex.CHECK: result}}
+        entry["patch_states"][PATCHES[0].name] = "not-needed"
+        row = results.readme_row(entry)
+        cells = row.strip("| ").split(" | ")
+        # One cell per README column: the release, each patch with check ops (table order), the fix.
+        header = next(line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("| torch |"))
+        self.assertEqual(len(cells), len(header.split(" | ")))
+        with_ops = [p for p in PATCHES if check_ops(p)]
+        self.assertEqual(len(cells), len(with_ops) + 2)
+        self.assertEqual(cells[-1], f"`applied` ({PATCHES[0].name} `not-needed`)")
+        owner = next(i for i, p in enumerate(with_ops, 1) if first in check_ops(p))
+        self.assertIn("crashes", cells[owner])
+        self.assertIn("not checked here", cells[next(i for i, p in enumerate(with_ops, 1) if last in check_ops(p))])
+        self.assertIn("?", results.readme_row({**entry, "phases": {}}))
+
+    def test_a_release_joins_releases_in_order(self) -> None:
+        tool = _script("new_release")
+        text = (ROOT / "tools" / "matrix_lib" / "expectations.py").read_text()
+        self.assertEqual(tool.with_release(text, ex.RELEASES[-1]), text)
+        added = tool.with_release(text, "2.16.0")
+        namespace: dict[str, Any] = {}
+        release_lines = added[added.index("RELEASES = ("):added.index(")", added.index("RELEASES = ("))+1]
+        exec(release_lines, namespace)
+        self.assertEqual(namespace["RELEASES"], (*ex.RELEASES, "2.16.0"))
+        self.assertTrue(all(len(line) <= 120 for line in release_lines.splitlines()))
+        self.assertEqual(tool.with_release(text, "2.9.2").count('"2.9.2"'), 1)
+
+    def test_drill_on_the_newest_release(self) -> None:
+        """CI's fast form of ``tools/new_release 2.15.0``: a wheel holding only the sources the
+        fingerprints read (the installed torch's, under 2.15.0's name: no 3 GB download), the
+        fingerprints written to a scratch file, and the matrix row as the stored real run left it
+        (``--stored-only``, a copy of docs/matrix/results.json). Left out: the download, the venv,
+        and running the suites, the full suite and check; README's row and the verdict are computed
+        from the stored row as a real run computes them (the full suite reads this very file while
+        the matrix runs it: the drill judges the tool, not the row)."""
+        import json
+        import shutil
+
+        from matrix_lib import results
+
+        release = "2.15.0"
+        with tempfile.TemporaryDirectory() as directory:
+            stored_json = Path(directory, "results.json")
+            shutil.copy(ROOT / "docs" / "matrix" / "results.json", stored_json)
+            stored = next(e for e in results.load(stored_json)["releases"] if e["spec"] == release)
+            results.refresh(stored)
+            wheel = Path(directory, f"torch-{release}-cp3-none-any.whl")
+            _installed_sources_wheel(wheel)
+            before = (ROOT / "tools" / "matrix_lib" / "expectations.py").read_text()
+            process = subprocess.run(
+                [sys.executable, str(ROOT / "tools" / "new_release"), release, "--wheel", str(wheel), "--json",
+                 str(stored_json), "--fingerprints", str(Path(directory, "fp.json")), "--stored-only"],
+                capture_output=True, text=True, cwd=ROOT, timeout=600)
+            written = json.loads(Path(directory, "fp.json").read_text())["releases"]
+        self.assertEqual(process.returncode, 0 if stored["verdict"] == "ok" else 1, process.stdout + process.stderr)
+        self.assertIn(release, written)
+        self.assertIn(" against recorded torch ", process.stdout)  # --compare's report, before --write
+        self.assertIn(f"README's row (docs: README.md, 'Affected releases'; wording is yours):\n"
+                      f"{results.readme_row(stored)}\n", process.stdout)
+        self.assertIn(f"new_release: verdict {stored['verdict']}", process.stdout)
+        self.assertEqual((ROOT / "tools" / "matrix_lib" / "expectations.py").read_text(), before)
+
+
+class TestRelabelledDevBuild(TestCase):
+    """``RELEASE=DEV`` specs: a release installed, then relabelled as the dev build a nightly index
+    would give (where none can be downloaded)."""
+
+    def test_spec(self) -> None:
+        import torchenv
+
+        self.assertEqual(torchenv.split_relabel("2.15.0=2.16.0.dev20261201"), ("2.15.0", "2.16.0.dev20261201"))
+        self.assertEqual(torchenv.split_relabel("2.15.0"), ("2.15.0", None))
+        self.assertEqual(torchenv.spec_release("2.15.0=2.16.0.dev20261201"), "2.15.0")  # its triton: 2.15's
+        self.assertEqual(torchenv.TorchEnv(Path("/v"), "2.15.0=2.16.0.dev20261201").path.name,
+                         "2.16.0.dev20261201-from-2.15.0")
+        for bad in ("2.15.0=2.16.0", "2.15=2.16.0.dev1", "2.15.0=nightly"):
+            self.assertRaisesRegex(ValueError, "RELEASE=DEV", torchenv.split_relabel, bad)
+        process = subprocess.run([sys.executable, str(ROOT / "tools" / "run_matrix"), "2.15.0=2.16.0"],
+                                 capture_output=True, text=True, cwd=ROOT, timeout=120)
+        self.assertEqual(process.returncode, 2)
+        self.assertIn("RELEASE=DEV", process.stderr)
+
+    def test_relabel_changes_the_version_and_nothing_else(self) -> None:
+        import torchenv
+
+        with tempfile.TemporaryDirectory() as directory:
+            site = Path(directory)
+            (site / "torch").mkdir()
+            version_py = "__version__ = '2.15.0+cu132'\ndebug = False\ngit_version = 'abc'\n"
+            (site / "torch" / "version.py").write_text(version_py)
+            (site / "torch-2.15.0.dist-info").mkdir()
+            (site / "torch-2.15.0.dist-info" / "METADATA").write_text("Name: torch\nVersion: 2.15.0\nSummary: x\n")
+            self.assertEqual(torchenv.relabel(site, "2.16.0.dev20261201"), "2.16.0.dev20261201+cu132")
+            self.assertEqual((site / "torch" / "version.py").read_text(),
+                             version_py.replace("2.15.0+cu132", "2.16.0.dev20261201+cu132"))
+            self.assertEqual((site / "torch-2.15.0.dist-info" / "METADATA").read_text(),
+                             "Name: torch\nVersion: 2.16.0.dev20261201\nSummary: x\n")
+            (site / "torch" / "version.py").write_text("git_version = 'abc'\n")
+            self.assertRaisesRegex(RuntimeError, "cannot relabel", torchenv.relabel, site, "2.16.0.dev1")
+
+
 class TestTorchenv(TestCase):
     def test_test_dependencies_are_the_test_extra(self) -> None:
         if sys.version_info < (3, 11):
@@ -130,12 +312,9 @@ class TestTorchenv(TestCase):
         import torchenv
 
         extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
-        # packaging: the package's own requirement, which a venv made without installing it lacks;
-        # ruff and mypy (the linter and the type checker), tlparse (test_autoload renders a trace with it)
-        # and pytest-xdist (README's command runs test files side by side): the property suites a matrix
-        # venv runs, one phase at a time with its progress in the phase's log, need none of them.
-        self.assertEqual(set(torchenv.TEST_DEPENDENCIES) - {"packaging"},
-                         {d for d in extra if not d.startswith(("torch", "ruff", "mypy", "tlparse", "pytest-xdist"))})
+        # packaging: the package's own requirement, which a venv made without installing it lacks; the
+        # rest is the test extra but torch: the matrix runs the full suite (README's command) there too.
+        self.assertEqual(set(torchenv.TEST_DEPENDENCIES) - {"packaging"}, {d for d in extra if d != "torch"})
 
 
 class TestMatrixPhaseRunner(TestCase):

@@ -134,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true",
                         help=f"record the wheels' releases in inductor_fix/patches/{FINGERPRINTS_FILE} "
                              "(others are kept)")
+    parser.add_argument("--data", type=Path, default=DATA,
+                        help="with --write: the file to write (default: the package's data file; the releases "
+                             "kept are always the package's)")
     parser.add_argument("--compare", action="store_true", help="compare with --against instead of printing the table")
     parser.add_argument("--against", choices=sorted(RECORDED, key=_release_key),
                         default=max(RECORDED, key=_release_key),
@@ -153,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     text = format_table(table)
     print(f"# inductor_fix/patches/{FINGERPRINTS_FILE}\n{text}", end="")
     if args.write:
-        DATA.write_text(text)
+        args.data.write_text(text)
     return 0
 
 

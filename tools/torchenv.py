@@ -1,11 +1,16 @@
 """Isolated virtual environments holding one torch build each, for the tools in this folder.
 
 A torch spec is a release (``2.14.1``), a wheel file, or a wheel URL (nightly
-builds); with ``index_url``, also a pre-release on that index (``2.16.0.dev20260301``).
+builds); with ``index_url``, also a pre-release on that index (``2.16.0.dev20260301``);
+or ``RELEASE=DEV``, a *relabelled* build: release ``RELEASE`` installed, then its
+``torch/version.py`` and metadata saying ``DEV`` (``2.15.0=2.16.0.dev20261201``), where no
+nightly can be downloaded: what a nightly cut right after that release looks like to the
+package and the tests (a pre-release version, no recorded fingerprints, ranges read as
+``DEV``'s release), with that release's internals (:func:`relabel`).
 Each spec gets one venv under a root folder, reused while its marker
 file says the install finished. Installs torch, its triton (the wheel's own
 requirement, else :data:`TRITON_FOR` by release - CPU wheels carry none), the
-test dependencies, and this project (editable, without dependencies).
+test extra's dependencies, and this project (editable, without dependencies).
 
 Used by ``tools/check_patches`` and ``tools/run_matrix``; not imported by the package.
 :func:`borrowing_venv` makes the other kind, a venv that borrows the packages already here
@@ -24,12 +29,15 @@ import sys
 import venv
 from pathlib import Path
 
-__all__ = ["TorchEnv", "TRITON_FOR", "borrowing_venv", "ensure", "remove", "site_packages", "spec_release"]
+__all__ = ["TorchEnv", "TRITON_FOR", "borrowing_venv", "ensure", "relabel", "remove", "site_packages",
+           "spec_release", "split_relabel"]
 
 PROJECT = Path(__file__).resolve().parents[1]
-#: pyproject.toml's test extra but torch (installed on its own, pinned), the linter, tlparse and pytest-xdist:
-#: test/test_tools.py keeps them equal.
-TEST_DEPENDENCIES = ("pytest>=7", "hypothesis>=6.100", "expecttest>=0.2", "wrapt>=1.14", "packaging", "numpy")
+#: pyproject.toml's test extra but torch (installed on its own, pinned), and packaging (the package's own
+#: requirement): the full suite (README's test command) runs in these venvs too. test/test_tools.py keeps
+#: them equal.
+TEST_DEPENDENCIES = ("pytest>=7", "hypothesis>=6.100", "expecttest>=0.2", "wrapt>=1.14", "packaging", "numpy",
+                     "ruff>=0.6", "mypy>=1.10", "tlparse", "pytest-xdist>=3.5")
 #: triton release each torch release was built against (its CUDA wheel's Requires-Dist).
 TRITON_FOR = {
     "2.7": "3.3.1",
@@ -45,13 +53,36 @@ TRITON_FOR = {
 MARKER = "torchenv.json"
 
 
+def split_relabel(spec: str) -> tuple[str, str | None]:
+    """``"2.15.0=2.16.0.dev20261201"`` -> ``("2.15.0", "2.16.0.dev20261201")``; any other spec ->
+    ``(spec, None)``. ValueError where the part after ``=`` is no pre-release version or the part
+    before it no release."""
+    installed, equals, label = spec.partition("=")
+    if not equals or "/" in installed:
+        return spec, None
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        valid = re.fullmatch(r"\d+\.\d+\.\d+", installed) and Version(label).is_prerelease
+    except InvalidVersion:
+        valid = False
+    if not valid:
+        raise ValueError(f"{spec!r}: a relabelled build is RELEASE=DEV (2.15.0=2.16.0.dev20261201)")
+    return installed, label
+
+
 def spec_release(spec: str) -> str | None:
-    """``"2.14.1"`` / ``".../torch-2.15.0.dev20260101+cpu-cp311-...whl"`` -> ``"2.14.1"`` / ``"2.15.0"``."""
+    """``"2.14.1"`` / ``".../torch-2.15.0.dev20260101+cpu-cp311-...whl"`` -> ``"2.14.1"`` / ``"2.15.0"``;
+    a relabelled build (``2.15.0=2.16.0.dev...``): the release installed."""
+    spec = split_relabel(spec)[0]
     match = re.search(r"(?:^|torch-)(\d+\.\d+\.\d+)", Path(spec).name if "/" in spec else spec)
     return match.group(1) if match else None
 
 
 def _slug(spec: str) -> str:
+    installed, label = split_relabel(spec)
+    if label:
+        return f"{label}-from-{installed}"
     release = spec_release(spec) or "torch"
     if re.fullmatch(r"\d+\.\d+\.\d+", spec):
         return spec
@@ -107,8 +138,9 @@ def ensure(root: Path, spec: str, index_url: str | None = None) -> TorchEnv:
         shutil.rmtree(env.path)  # an interrupted install
     env.path.parent.mkdir(parents=True, exist_ok=True)
     venv.EnvBuilder(with_pip=True).create(env.path)
+    installed, label = split_relabel(spec)
     with open(env.path / "install.log", "w") as log:
-        requirement = f"torch=={spec}" if re.fullmatch(r"\d+\.\d+\.\d+[\w.+]*", spec) else spec
+        requirement = f"torch=={installed}" if re.fullmatch(r"\d+\.\d+\.\d+[\w.+]*", installed) else installed
         index = ["--pre", "--extra-index-url", index_url] if index_url else []
         _pip(env, *index, requirement, *TEST_DEPENDENCIES, log=log)
         has_triton = env.run("-c", "import triton", capture_output=True).returncode == 0
@@ -118,6 +150,8 @@ def ensure(root: Path, spec: str, index_url: str | None = None) -> TorchEnv:
             if triton:
                 _pip(env, f"triton=={triton}", log=log)
         _pip(env, "--no-deps", "-e", str(PROJECT), log=log)
+    if label:
+        relabel(env.site_packages, label)
     versions = env.run(
         "-c",
         "import json, torch, triton; print(json.dumps({'torch': torch.__version__, "
@@ -131,6 +165,24 @@ def ensure(root: Path, spec: str, index_url: str | None = None) -> TorchEnv:
     info = dict(json.loads(versions.stdout), spec=spec, python=sys.version.split()[0], index_url=index_url)
     (env.path / MARKER).write_text(json.dumps(info, indent=2))
     return env
+
+
+def relabel(site: Path, label: str) -> str:
+    """Make the torch installed in ``site`` say it is ``label`` (``2.16.0.dev20261201``; its local
+    build tag, ``+cu132``, kept): ``torch/version.py``'s ``__version__`` and the distribution's
+    ``Version``. Nothing else changes (``git_version`` still names the installed release's commit).
+    Returns the new ``torch.__version__``; RuntimeError where either is not where torch keeps it."""
+    version_py = site / "torch" / "version.py"
+    metadata = [p / "METADATA" for p in site.glob("torch-*.dist-info")]
+    text = version_py.read_text() if version_py.is_file() else ""
+    match = re.search(r"^__version__ = '([^'+]+)(\+[^']*)?'$", text, flags=re.M)
+    if match is None or len(metadata) != 1:
+        raise RuntimeError(f"cannot relabel the torch in {site}: no __version__ line or no single dist-info")
+    new = label + (match.group(2) or "")
+    version_py.write_text(text[:match.start()] + f"__version__ = '{new}'" + text[match.end():])
+    lines = metadata[0].read_text().splitlines(keepends=True)
+    metadata[0].write_text("".join(f"Version: {label}\n" if line.startswith("Version: ") else line for line in lines))
+    return new
 
 
 def remove(env: TorchEnv) -> None:

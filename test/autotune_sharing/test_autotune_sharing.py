@@ -18,7 +18,7 @@ from unittest import mock
 
 import pytest
 import torch
-from helpers import fresh_cache
+from helpers import fresh_cache, not_applied_reason
 
 import inductor_fix
 from inductor_fix import State
@@ -110,6 +110,9 @@ def compiles(template_op: Op, aliasing: tuple[bool, ...]) -> list[dict[str, Any]
 class TestSharedAutotuning(TestCase):
     def setUp(self) -> None:
         super().setUp()
+        reason = not_applied_reason(PATCH, "TritonTemplateCaller.hash_key")  # what the package decides here
+        if reason:
+            self.skipTest(reason)
         _skip_where_nothing_is_shared(self)
 
     @parametrize("order", list(ORDERS))

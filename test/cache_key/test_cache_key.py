@@ -108,6 +108,9 @@ class TestAliasedTemplateInputs(TestCase):
                 self.assertEqual(collisions(), before)
                 torch._dynamo.reset()
                 torch.compile(bmm, mode=MODE)(x, x)  # (x, y)'s entries are held now
+        if not PATCH.is_affected(torch.__version__):
+            self.assertEqual(collisions(), before)  # stock keys the patterns apart itself: nothing to count
+            return
         self.assertGreater(collisions(), before)
 
     def test_a_collision_reads_as_its_template_and_patterns(self) -> None:

@@ -18,6 +18,13 @@ specifiers; ``VARIANTS``: variant -> stock-fails specifier); by default the patc
 ``affected`` and ``supported``. A constant of those names that is not a literal, or a
 specifier ``packaging`` rejects, is an error here, never a silent default. Patched and diff-applied must fail where
 stock fails and the patch does not fit (``PATCHED_PASSES``).
+
+Besides the suites, each release runs the whole test suite as README tells a user to
+(:data:`FULL_SUITE`, :data:`FULL_SUITE_ARGUMENTS`), patched, with its own Hypothesis profile: it
+must pass (every test passes or skips with its reason) on every release; and, asked for,
+``inductor-fix check`` (:data:`CHECK`): it must pass wherever the fix can be protected
+(:func:`fix_states`). A release without such a result is not judged by it (its cell says it was
+not run), so the property suites' results of an older run keep their verdict.
 """
 
 from __future__ import annotations
@@ -117,11 +124,25 @@ SUITES = discover()
 MODES = {"stock": "stock", "patched": "patched", "diff": "diff-applied"}
 #: Every phase (``suite:mode``), in the order they run, and its column title.
 PHASES = {f"{suite.name}:{mode}": f"{suite.name} {MODES[mode]}" for suite in SUITES.values() for mode in suite.modes}
+#: The full suite's phase, run after the others, and its column title.
+FULL_SUITE, FULL_SUITE_TITLE = "full-suite", "full suite"
+#: Its python arguments, from the project root: README's test command (test/test_tools.py keeps them equal).
+FULL_SUITE_ARGUMENTS = ("-m", "pytest", "-n", "auto", "--dist", "loadfile", "test")
+FULL_SUITE_COMMAND = "python " + " ".join(FULL_SUITE_ARGUMENTS)
+#: ``python -m inductor_fix check`` there (the README table's evidence: what stock and patched do).
+CHECK, CHECK_TITLE = "check", "check"
+#: Phases besides the suites' (a release may lack them: "not run").
+EXTRA_PHASES = (FULL_SUITE, CHECK)
 
 #: Every release from PyPI a user can be on (docs/matrix.md): <= 2.7 as its last, 2.8.x both
 #: ways (the codegen cache ships off), then every release up to the newest.
 RELEASES = ("2.7.1", "2.8.0", "2.8.0@codegen-cache", "2.9.0", "2.9.1", "2.10.0", "2.11.0", "2.12.0", "2.12.1",
             "2.13.0", "2.14.0", "2.14.1", "2.15.0")
+
+#: Dev builds docs/matrix.md shows beside them: where no nightly index can be reached, a release
+#: relabelled as the dev build cut from it (``RELEASE=DEV``, tools/torchenv.py: a pre-release
+#: version on that release's internals); the nightly workflow runs the real ones.
+DEV_BUILDS = ("2.15.0=2.16.0.dev20261201",)
 
 #: Inductor settings a spec may add after ``@``, and the environment variable the test
 #: suite reads them from (see ``test/conftest.py``).
@@ -140,6 +161,13 @@ def split_spec(spec: str) -> tuple[str, str | None]:
     if not torch_spec or "@" in torch_spec:
         raise ValueError(f"{spec!r}: one torch spec, then at most one @variant")
     return torch_spec, variant
+
+
+def phases(full_suite: bool = True, check: bool = True) -> dict[str, str]:
+    """The phases a run makes, in order, and their column titles: :data:`PHASES`, then the full
+    suite's unless ``full_suite`` is false, then check's unless ``check`` is false."""
+    return {**PHASES, **({FULL_SUITE: FULL_SUITE_TITLE} if full_suite else {}),
+            **({CHECK: CHECK_TITLE} if check else {})}
 
 
 def suite_of(phase: str) -> Suite:
@@ -163,7 +191,12 @@ def _in(specifier: str, torch_version: str) -> bool:
 def expected(phase: str, torch_version: str, variant: str | None = None) -> str:
     """The outcome ``phase`` must have on ``torch_version`` (with ``variant``'s settings):
     FAIL for stock where the suite's stock fails, and for every mode there where the
-    patch does not make it pass."""
+    patch does not make it pass. The full suite must pass everywhere; check wherever the fix
+    can be protected."""
+    if phase == FULL_SUITE:
+        return PASS
+    if phase == CHECK:
+        return PASS if fix_states(torch_version) == PROTECTED else FAIL
     suite, mode = suite_of(phase), mode_of(phase)
     if not _in(suite.variants.get(variant, suite.stock_fails) if variant else suite.stock_fails, torch_version):
         return PASS
@@ -198,8 +231,10 @@ def fix_states(torch_version: str) -> tuple[str, ...]:
 def verdict(entry: dict) -> str:
     """One word for a release: ``ok``, ``ERROR`` (install or run broke), ``UNPROTECTED``
     (the package's status there is not one :func:`fix_states` allows: its internals moved),
-    ``MISMATCH`` (an outcome contradicts its expectation) or ``incomplete``."""
-    results = [entry["phases"].get(phase) for phase in PHASES]
+    ``MISMATCH`` (an outcome contradicts its expectation) or ``incomplete`` (a suite's phase not
+    run; the full suite and check where they ran)."""
+    extra = [entry["phases"][phase] for phase in EXTRA_PHASES if phase in entry["phases"]]
+    results = [entry["phases"].get(phase) for phase in PHASES] + extra
     if entry.get("error") or any(r and r["outcome"] == ERROR for r in results):
         return "ERROR"
     if entry.get("fix_state") not in (None, *fix_states(entry.get("torch") or "")):

@@ -5,7 +5,11 @@ Every phase runs, from the project root with the venv's python::
     [INDUCTOR_FIX_DISABLE=1] python -m pytest -q -p no:cacheprovider <the suite's file and -k>
 
 (:data:`expectations.SUITES`), with ``INDUCTOR_FIX_HYPOTHESIS_MAX_EXAMPLES`` bounding the generated examples
-(the pinned ``@example`` regressions always run). Each starts and ends with
+(the pinned ``@example`` regressions always run). The full suite's phase runs README's test
+command there instead (``python -m pytest -n auto --dist loadfile test``), patched, as a user
+runs it: no bound, its own profile; the check phase runs ``python -m inductor_fix check --json``
+(every default op, stock and patched, on the CPU harness) and keeps each case's outcome. Each
+starts and ends with
 the torch files the patches touch restored from their pristine copies, and
 the diff phase applies the release's patches from ``patches/`` in between.
 That bookkeeping (pristine backups in ``<venv>/pristine/``, ``git apply``
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import re
 import shlex
@@ -35,8 +40,19 @@ PATCHES = PROJECT / "patches"
 PYTEST = ("-m", "pytest", "-q", "-p", "no:cacheprovider")
 
 
+#: Set to the spec of the row a run writes, in its full suite and check: the suite's test of
+#: docs/matrix.md leaves that row's verdict to the run (it is incomplete while the run goes on).
+ROW_VARIABLE = "INDUCTOR_FIX_MATRIX_ROW"
+#: The check phase's python arguments (its ``--json FILE`` added per run).
+CHECK_ARGUMENTS = ("-m", "inductor_fix", "check")
+
+
 def pytest_arguments(phase: str) -> tuple[str, ...]:
-    """The venv python's arguments for ``phase``'s suite."""
+    """The venv python's arguments for ``phase``'s suite (the check phase's: its command)."""
+    if phase == ex.FULL_SUITE:
+        return ex.FULL_SUITE_ARGUMENTS
+    if phase == ex.CHECK:
+        return CHECK_ARGUMENTS
     return (*PYTEST, *ex.suite_of(phase).arguments)
 
 
@@ -146,9 +162,12 @@ def suite_environment(disable: bool, max_examples: int, variant: str | None = No
 
 
 def _progress(log: Path) -> str:
-    """Tests finished so far, from pytest -q's progress characters (``..F.s``) in its log."""
+    """Tests finished so far, from pytest's progress characters (``..F.s``, ``-n``'s too) in its log."""
     marks = "".join(re.findall(r"^([.FEsxX]+)(?:\s*\[\s*\d+%\])?$", log.read_text(errors="replace"), flags=re.M))
     failed = marks.count("F") + marks.count("E")
+    cases = re.findall(r"^  \[(\d+)/(\d+)\] ", log.read_text(errors="replace"), flags=re.M)  # check's lines
+    if not marks and cases:
+        return f"{cases[-1][0]} of {cases[-1][1]} check case(s) finished"
     if not marks:
         return "no test finished yet"
     return f"{len(marks)} test(s) finished" + (f", {failed} failed" if failed else "")
@@ -166,14 +185,29 @@ def run_pytest(env, arguments: tuple[str, ...], log: Path, environment: dict[str
                       progress=lambda seconds: say(f"{elapsed(seconds)} elapsed, {_progress(log)}"))
 
 
+#: The counts of pytest's closing line (``356 passed, 2 failed, 63 skipped, 1 error in 480.12s``).
+COUNTED = ("passed", "failed", "skipped", "error", "xfailed", "xpassed")
+
+
+def counts(closing: str) -> dict[str, int]:
+    """``{"passed": 356, "skipped": 63}`` of pytest's closing line (``errors`` counted as ``error``)."""
+    found = {word.rstrip("s") if word == "errors" else word: int(number)
+             for number, word in re.findall(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed)\b", closing)}
+    return {word: found[word] for word in COUNTED if word in found}
+
+
 def summarize(log: Path, status: int | None) -> dict:
-    """Outcome, pytest's closing line, the failed test ids and the first ``E`` line of the log.
+    """Outcome, pytest's closing line and its counts, the failed test ids and the first ``E`` line of the log.
     A run whose tests all skipped (a release without what the suite needs, e.g.
     ``TritonTemplate.test_cache``) is ``n/a``, with the skip reason."""
     lines = log.read_text(errors="replace").splitlines()
     failed = [m.group(1) for line in lines if (m := re.match(r"(?:FAILED|ERROR) (\S+)", line))]
     first_error = next((line[1:].strip() for line in lines if line.startswith("E ")), None)
-    closing = next((line.strip("= ") for line in reversed(lines) if line.strip()), "(no output)")
+    # pytest's closing line ("2 failed, 345 passed in 9.61s", framed in "=" without -q): a process
+    # may print after it.
+    last = next((line.strip("= ") for line in reversed(lines) if line.strip()), "(no output)")
+    closing = next((line.strip("= ") for line in reversed(lines)
+                    if re.match(r"=*\s*(\d+ \w+|no tests ran)\b.* in [\d.]+s", line)), last)
     if status is None:
         return {"outcome": ex.ERROR, "exit": None, "summary": f"timed out; last line: {closing}",
                 "failed": failed, "first_error": first_error}
@@ -181,7 +215,32 @@ def summarize(log: Path, status: int | None) -> dict:
     if status == 0 and re.fullmatch(r"\d+ skipped.*", closing):
         reason = next((line.split(": ", 1)[-1] for line in lines if line.startswith("SKIPPED")), "")
         outcome, closing = ex.NOT_APPLICABLE, f"{closing}: {reason}".rstrip(": ")
-    return {"outcome": outcome, "exit": status, "summary": closing, "failed": failed, "first_error": first_error}
+    return {"outcome": outcome, "exit": status, "summary": closing, "counts": counts(closing), "failed": failed,
+            "first_error": first_error}
+
+
+def summarize_check(report: Path, log: Path, status: int | None) -> dict:
+    """The check phase's result: its exit status as the outcome (0 PASS, 1 FAIL: a patched
+    compile crashed, else ERROR), how many stock and patched cases crashed, and each case
+    (op, order, mode, ok, its error's first line) and skipped op from check's ``--json`` file."""
+    if status is None or not report.is_file():
+        closing = next((line for line in reversed(log.read_text(errors="replace").splitlines()) if line.strip()),
+                       "(no output)")
+        return {"outcome": ex.ERROR, "exit": status, "summary": ("timed out; " if status is None else "")
+                + f"no report; last line: {closing.strip()}", "failed": [], "first_error": None}
+    data = json.loads(report.read_text())
+    cases = [{"op": c["op"], "order": c["order"], "mode": c["mode"], "ok": c["ok"],
+              "error": (c.get("error") or c.get("failure") or "").splitlines()[0] if not c["ok"] else None}
+             for c in data["cases"]]
+    crashed = {mode: sum(not c["ok"] for c in cases if c["mode"] == mode) for mode in ("stock", "patched")}
+    each = {mode: sum(c["mode"] == mode for c in cases) for mode in ("stock", "patched")}
+    summary = (f"{data['verdict']}: stock crashed {crashed['stock']}/{each['stock']}, patched crashed "
+               f"{crashed['patched']}/{each['patched']}" + (f"; skipped {', '.join(data['skipped'])}"
+                                                            if data.get("skipped") else ""))
+    failed = [f"{c['op']}:{c['order']}" for c in cases if c["mode"] == "patched" and not c["ok"]]
+    return {"outcome": ex.outcome(status), "exit": status, "summary": summary, "cases": cases,
+            "skipped": data.get("skipped", {}), "failed": failed,
+            "first_error": next((c["error"] for c in cases if c["mode"] == "patched" and c["error"]), None)}
 
 
 def elapsed(seconds: float) -> str:
@@ -197,9 +256,13 @@ def run_phase(phase: str, env, info: dict, log: Path, *, max_examples: int, time
     Raises RuntimeError where the venv's torch files cannot be made pristine, or
     a patch made for this build does not apply.
     """
-    mode = ex.mode_of(phase)
-    environment = suite_environment(disable=mode != "patched", max_examples=max_examples, variant=variant,
-                                    profile=profile)
+    full = phase in ex.EXTRA_PHASES  # run as a user runs them
+    mode = "patched" if full else ex.mode_of(phase)
+    # The full suite as README runs it: no bound on examples, the suite's own profile.
+    environment = suite_environment(disable=mode != "patched", max_examples=0 if full else max_examples,
+                                    variant=variant, profile=None if full else profile)
+    if full:  # the row being written: the docs' test judges the others (this run judges it)
+        environment[ROW_VARIABLE] = info["spec"]
     with pristine(env) as site_packages:
         patches = []
         if mode == "diff":
@@ -209,9 +272,13 @@ def run_phase(phase: str, env, info: dict, log: Path, *, max_examples: int, time
                 return {"outcome": ex.NOT_APPLICABLE, "patches": patches,
                         "summary": f"patches/{diff} does not apply to this build"}
             say("applied " + ", ".join(p["patch"] for p in patches))
-        status, seconds = run_pytest(env, pytest_arguments(phase), log, environment, timeout=timeout, every=every,
-                                     say=say)
-    result = summarize(log, status)
+        arguments = pytest_arguments(phase)
+        report = log.with_suffix(".json")
+        if phase == ex.CHECK:
+            report.unlink(missing_ok=True)
+            arguments = (*arguments, "--json", str(report))
+        status, seconds = run_pytest(env, arguments, log, environment, timeout=timeout, every=every, say=say)
+    result = summarize_check(report, log, status) if phase == ex.CHECK else summarize(log, status)
     result.update(seconds=round(seconds, 1), log=shown(log))
     if mode == "diff":
         result["patches"] = patches

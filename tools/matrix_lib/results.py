@@ -4,11 +4,12 @@ Layout (``docs/matrix/results.json`` by default)::
 
     {"date", "command", "suite", "suites", "expectation", "host", "results_file",  # of the last run
      "releases": [{"spec", "release", "torch", "git_version", "triton", "python", "host", "variant",
-                   "fix_state", "max_examples", "project", "commands", "install_seconds", "error",
+                   "fix_state", "patch_states", "max_examples", "project", "commands", "install_seconds", "error",
                    "expected",
                    "phases": {<expectations.PHASES key>: {"outcome", "expected", "exit",
-                              "summary", "failed", "first_error", "seconds", "log",
-                              "finished", "project", ["patches"]}},
+                              "summary", "counts", "failed", "first_error", "seconds", "log",
+                              "finished", "project", ["patches"]}},   # "full-suite" the same,
+                                                                     # "check" with "cases", "skipped"
                    "verdict", "seconds", "date"}]}
 
 It is written after every phase, so an interrupted run loses at most the phase
@@ -66,7 +67,7 @@ def refresh(entry: dict) -> None:
     """Recompute the derived fields of ``entry``: each phase's expectation from the patch
     table (so stored results are judged by today's table), the verdict, seconds, date."""
     if entry.get("torch"):
-        entry["expected"] = {phase: ex.expected(phase, entry["torch"], entry.get("variant")) for phase in ex.PHASES}
+        entry["expected"] = {phase: ex.expected(phase, entry["torch"], entry.get("variant")) for phase in ex.phases()}
         for phase, result in entry["phases"].items():
             # A suite of a patch retired since keeps the expectation it was run with.
             result["expected"] = entry["expected"].get(phase, result.get("expected"))
@@ -96,11 +97,20 @@ def _patch_name(path: str) -> str:
 
 
 def _cell(entry: dict, phase: str) -> str:
-    """The outcome, the patches a diff phase applied, and the expectation where it differs."""
+    """The outcome, the patches a diff phase applied, the full suite's counts and minutes, and the
+    expectation where it differs."""
     result = entry["phases"].get(phase)
     if result is None:
-        return "-"
+        return "not run" if phase in ex.EXTRA_PHASES else "-"
     cell = result["outcome"]
+    if phase == ex.FULL_SUITE and result.get("counts"):
+        counted = ", ".join(f"{n} {word}" for word, n in result["counts"].items())
+        cell += f" ({counted}; {result.get('seconds', 0) / 60:.0f} min)"
+    if phase == ex.CHECK and result.get("cases"):
+        crashed = {mode: sum(not c["ok"] for c in result["cases"] if c["mode"] == mode)
+                   for mode in ("stock", "patched")}
+        cases = sum(c["mode"] == "stock" for c in result["cases"])
+        cell += f" (stock crashed {crashed['stock']}/{cases}, patched {crashed['patched']}/{cases})"
     if result.get("patches") and result["outcome"] != ex.NOT_APPLICABLE:
         cell += f" ({', '.join(_patch_name(p['patch']) for p in result['patches'])})"
     if not ex.agrees(result):
@@ -109,6 +119,9 @@ def _cell(entry: dict, phase: str) -> str:
 
 
 def _name(entry: dict) -> str:
+    installed, relabelled, label = entry["spec"].partition("=")
+    if relabelled:  # a release relabelled as a dev build (tools/torchenv.py)
+        return f"{label} ({installed} relabelled)"
     name = entry.get("release") or entry["spec"]
     return f"{name} (codegen cache on)" if entry.get("variant") == "codegen-cache" else name
 
@@ -116,11 +129,12 @@ def _name(entry: dict) -> str:
 def phases(data: dict) -> dict[str, str]:
     """Phase -> column title, in the order the results recorded them, then today's phases they
     lack: a suite of a patch retired since keeps its columns until the matrix runs again."""
-    recorded = dict.fromkeys(phase for entry in data["releases"] for phase in entry["phases"])
+    recorded = dict.fromkeys(phase for entry in data["releases"] for phase in entry["phases"]
+                             if phase not in ex.EXTRA_PHASES)
     titles = {}
-    for phase in [*recorded, *ex.PHASES]:
+    for phase in [*recorded, *ex.phases()]:  # the full suite last
         suite, _, mode = phase.partition(":")
-        titles.setdefault(phase, ex.PHASES.get(phase) or f"{suite} {ex.MODES.get(mode, mode)}")
+        titles.setdefault(phase, ex.phases().get(phase) or f"{suite} {ex.MODES.get(mode, mode)}")
     return titles
 
 
@@ -131,7 +145,7 @@ def _columns(titles: dict[str, str]) -> tuple[str, ...]:
 def _suites(data: dict, titles: dict[str, str]) -> list[str]:
     """Each suite with its patch, as the run recorded it (``suites``), else as today's table has it."""
     recorded = data.get("suites", {})
-    names = dict.fromkeys(phase.partition(":")[0] for phase in titles)
+    names = dict.fromkeys(phase.partition(":")[0] for phase in titles if phase not in ex.EXTRA_PHASES)
     return [f"`{name}` ({recorded.get(name) or (ex.SUITES[name].patch.name if name in ex.SUITES else 'retired')})"
             for name in names]
 
@@ -209,6 +223,13 @@ def markdown(data: dict) -> str:
         "**fix state** is what `python -m inductor_fix status` says on that release. "
         f"Expected: {data.get('expectation', '')}.",
         "",
+        f"**full suite**: README's test command, `{data.get('full_suite') or ex.FULL_SUITE_COMMAND}`, in that "
+        "release's venv, patched, with the suite's own Hypothesis profile: PASS when every test passes or skips "
+        "with its reason (its counts and minutes beside it); `not run` where it has not run yet (the verdict then "
+        "judges the property suites alone). **check**: `python -m inductor_fix check` there (CPU harness), "
+        "where `tools/new_release` ran it: PASS when every patched compile succeeded, with how many stock and "
+        "patched cases crashed.",
+        "",
         f"Suites: `{data.get('suite', '')}`.",
         "",
         f"Run {when} ({'; '.join(hosts) or '?'}, Python {', '.join(pythons) or '?'}) "
@@ -227,3 +248,36 @@ def markdown(data: dict) -> str:
     if data.get("results_file"):
         lines += ["", f"Per-release details (torch commit, failing tests, first errors): `{data['results_file']}`."]
     return "\n".join(lines) + "\n"
+
+
+def readme_row(entry: dict) -> str:
+    """README's "Affected releases" row for ``entry``, from its check phase and patch states: the
+    release, one cell per patch with ``check`` ops in table order (what stock did there: ``ok``,
+    ``crashes``, ``crashes: <op> <order>, ...`` where some sequences crashed, ``not checked here``
+    where check could not run them, ``?`` without a check result), then the fix's state with each
+    patch that does not apply; a patched crash is said in capitals."""
+    from inductor_fix.check.parts import check_ops, patches
+
+    check = entry["phases"].get(ex.CHECK) or {}
+    cells = [_name(entry)]
+    for patch in (p for p in patches() if check_ops(p)):
+        ops = set(check_ops(patch))
+        stock = [c for c in check.get("cases", []) if c["op"] in ops and c["mode"] == "stock"]
+        crashed = [f"{c['op']} {c['order']}" for c in stock if not c["ok"]]
+        skipped = sorted(ops & set(check.get("skipped", {})))
+        if not check:
+            cell = "?"
+        elif not stock:
+            cell = "not checked here"
+        elif not crashed:
+            cell = "ok"
+        else:
+            cell = "crashes" if len(crashed) == len(stock) else f"crashes: {', '.join(crashed)}"
+        if stock and skipped:
+            cell += f" ({', '.join(skipped)} not checked here)"
+        broken = [f"{c['op']} {c['order']}" for c in check.get("cases", []) if c["op"] in ops
+                  and c["mode"] == "patched" and not c["ok"]]
+        cells.append(cell + (f"; PATCHED CRASHED: {', '.join(broken)}" if broken else ""))
+    others = [f"{name} `{state}`" for name, state in entry.get("patch_states", {}).items() if state != "applied"]
+    cells.append(f"`{entry.get('fix_state', '?')}`" + (f" ({', '.join(others)})" if others else ""))
+    return "| " + " | ".join(cells) + " |"

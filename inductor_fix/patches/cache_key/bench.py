@@ -121,24 +121,25 @@ def worker(argv: list[str]) -> dict[str, Any]:
     the stock key's own cost (mostly sympy printing) and of that cost's noise.
     """
     rounds, seconds_per_sample = int(argv[0]), float(argv[1])
+    import torch
+
     import inductor_fix
+    from inductor_fix.patches.cache_key import PATCH
     from inductor_fix.patches.cache_key import fix as cache_key
     from inductor_fix.patches.cache_key.fix import aliasing_aware_make_key
     from torch._inductor import select_algorithm
-
-    from . import PATCH
 
     os.environ.pop("INDUCTOR_FIX_DISABLE")
     start = time.perf_counter()
     status = inductor_fix.apply(PATCH.name).patch(PATCH.name)  # this patch alone: its wrapper is the slot's
     apply_ms = (time.perf_counter() - start) * 1e3
-    if str(status.state) != "applied":
-        raise SystemExit(f"{PATCH.name} not applied: {status.reason}")
+    if str(status.state) != "applied":  # this patch's state, not the fix's
+        raise SystemExit(f"nothing to measure: GeneratedCodeCache.make_key is not wrapped on torch "
+                         f"{torch.__version__} ({PATCH.name} {status.state}: {status.reason})")
     cache_class = select_algorithm.GeneratedCodeCache
     stock = inductor_fix.original("GeneratedCodeCache.make_key")
     patched = cache_class.__dict__["make_key"]
     cache = cache_class()
-    import torch
 
     result: dict[str, Any] = {"kind": "cache_key", "torch": torch.__version__, "rounds": rounds, "apply_ms": apply_ms,
                               "cases": {}}
