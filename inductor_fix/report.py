@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from . import patches as table
 from ._report_writer import FORMAT, VARIABLE
 from ._versions import please_report
-from .status import PROTECTED_STATES
+from .status import PROTECTED_STATES, State
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -139,6 +139,15 @@ def _protects(patch: str) -> bool:
     return known.protects if known is not None else True
 
 
+def _fix_on(entry: dict[str, Any]) -> bool:
+    """Whether the fix was on in a process: a patch that guards against a crash was applied there,
+    or every such patch left it protected. Not one whose only protecting patch is ``not-needed``
+    while the others are off: ``INDUCTOR_FIX_DISABLE=1`` on a torch that lacks one patch's crash
+    (2.15.0's cache key) makes that patch ``not-needed``, and the fix was still off."""
+    guarding = [p["state"] for p in entry["patches"] if _protects(p["name"])]
+    return State.APPLIED in guarding or bool(guarding) and all(state in PROTECTED_STATES for state in guarding)
+
+
 def _where(entry: dict[str, Any]) -> str:
     rank = f"rank {entry['rank']}" if "rank" in entry else "no rank"
     host = f" on {entry['host']}" if entry.get("host") else ""
@@ -163,7 +172,7 @@ def summarize(entries: list[dict[str, Any]], skipped: Iterable[Skipped] = (), no
             if counts and len(info["where"]) < 5:
                 info["where"].append({"process": _where(entry), "counts": counts,
                                       "details": (patch.get("details") or [])[:3]})
-    on = [e for e in entries if any(p["state"] in PROTECTED_STATES for p in e["patches"] if _protects(p["name"]))]
+    on = [e for e in entries if _fix_on(e)]
     acted = any(info["processes_acted"] for info in patches.values())
     benchmarks = sum(e.get("benchmarks", 0) for e in entries)
     # "Not needed" is a claim about every patch: a process that benchmarked choices with a

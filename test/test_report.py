@@ -114,6 +114,18 @@ class TestSummary(TestCase):
         self.assertIsNone(summary["needed"])
         self.assertIn("the fix was off", summary["advice"])
 
+    def test_the_fix_was_off_where_a_patch_disabled_on_a_torch_without_its_crash_is_not_needed(self) -> None:
+        # INDUCTOR_FIX_DISABLE=1 on 2.15.0: the patch whose crash that torch lacks says not-needed,
+        # the others disabled. The fix was off; it was not "on in 1 process".
+        for spared in (p for p in PATCHES if p.protects):
+            off = _line(**{p.name: {"state": "not-needed" if p is spared else "disabled"} for p in PATCHES})
+            summary = summarize([{**off, "disable": "1"}])
+            self.assertEqual(summary["processes_with_fix_on"], 0, spared.name)
+            self.assertIn("the fix was off", summary["advice"])
+        # Negative control: one patch applied is the fix on.
+        applied = _line(**{p.name: {"state": "applied" if p is PATCHES[0] else "disabled"} for p in PATCHES})
+        self.assertEqual(summarize([applied])["processes_with_fix_on"], 1)
+
     def test_needed_unknown_when_a_patch_was_off_where_choices_were_benchmarked(self) -> None:
         """"No" is a claim about every patch: one switched off in a process that benchmarked
         choices could have been the one the job needs."""
