@@ -432,7 +432,7 @@ class TestGating(TestCase):
             status = inductor_fix.apply()
         self.assertEqual(status.state, State.DISABLED)
         self.assertIs(status.protected, False)
-        # Each is off, but one this torch lacks the crash of: not needed (2.15.0's cache-key).
+        # Each is off, but one this torch lacks the crash of: not needed (2.15.0's codegen-cache key).
         self.assertEqual({p.name: p.state for p in status.patches},
                          {p.name: State.NOT_NEEDED if decisions()[p.name].state == State.NOT_NEEDED else State.DISABLED
                           for p in PATCHES})
