@@ -128,7 +128,8 @@ def bounded_gpu_autotuning() -> Iterator[None]:
     and ``_get_exceeding_shared_memory_checker``, 2.11-2.15), a FlexAttention selection the first
     :data:`FLEX_CONFIGS` of its list (``InductorChoices.get_flex_attention_fwd_configs``, ``_bwd_``,
     ``get_flex_decode_configs``). The CUTLASS workload bounds itself (one config). Where this torch
-    lacks a method, that part is left as it is. Restored on exit.
+    lacks a method, that part is left as it is (2.9 has no estimate: its matmul configs stay whole).
+    Restored on exit.
 
     Why it stays honest: the bugs need each selection of a sequence to offer the same configs (so a
     later compile replays an earlier one's codes) and, for a replay to crash on a GPU, one config that

@@ -27,6 +27,13 @@ def _cuda_heuristic():
     return importlib.import_module(HEURISTIC.__module__).CUDAConfigHeuristic()
 
 
+def _needs_the_estimate(test: TestCase) -> None:
+    # 2.9 computes a config's shared memory inside its checker: no estimate to rank configs by, so
+    # bounded autotuning leaves matmul configs as they are there (quick_autotuning's ``needed``).
+    if not callable(getattr(HEURISTIC, "get_shared_memory_estimation", None)):
+        test.skipTest(f"torch {torch.__version__}'s config heuristic has no get_shared_memory_estimation")
+
+
 def _exceeds(heuristic, dtype_size):
     return lambda config, *_: heuristic.get_shared_memory_estimation(config, dtype_size, False, 0) > H200_SHARED_MEMORY
 
@@ -41,6 +48,7 @@ class TestRepresentativeConfigs(TestCase):
     def test_fp32_matmul_keeps_the_first_fitting_and_the_largest(self) -> None:
         """A float32 matmul on an H200: two configs that compile, and the one that needs the most
         shared memory (128x128x128, 4 stages), which does not: the failure stock's crash needs."""
+        _needs_the_estimate(self)
         configs = list(self.heuristic.mm_configs)
         estimate = lambda c: self.heuristic.get_shared_memory_estimation(c, 4, False, 0)  # noqa: E731
         chosen = representative_configs(configs, estimate, _exceeds(self.heuristic, 4))
@@ -63,6 +71,7 @@ class TestRepresentativeConfigs(TestCase):
     def test_the_selection_gets_them(self) -> None:
         """Through ``preprocess_mm_configs`` as a template's config generator calls it (this torch's
         signature; scaling to the problem size left out: it needs a graph), with an H200's limit."""
+        _needs_the_estimate(self)
         heuristic, configs = self.heuristic, list(self.heuristic.mm_configs)
 
         def unscaled(self, m, n, k, configs, *args, **kwargs):
