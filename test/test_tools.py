@@ -208,7 +208,9 @@ class TestNewRelease(TestCase):
         cells = row.strip("| ").split(" | ")
         # One cell per README column: the release, each patch with check ops (table order), the fix.
         header = next(line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("| torch |"))
-        self.assertEqual(len(cells), len(header.split(" | ")))
+        # A retired patch's column stays in README until the maintainer edits it (CONTRIBUTING's
+        # "Retiring a patch", step 4: tools/retire lists it), so the row may have fewer cells there.
+        self.assertLessEqual(len(cells), len(header.split(" | ")))
         with_ops = [p for p in PATCHES if check_ops(p)]
         self.assertEqual(len(cells), len(with_ops) + 2)
         self.assertEqual(cells[-1], f"`applied` ({PATCHES[0].name} `not-needed`)")
