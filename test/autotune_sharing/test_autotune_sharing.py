@@ -91,6 +91,18 @@ def failing_first_config() -> Iterator[list[Any]]:
         yield failed
 
 
+def _skip_where_a_failed_choice_is_timed(test: TestCase) -> None:
+    """Where Inductor has no ``ChoiceCaller.mark_failed`` (2.9.1; 2.11.0 has it) a choice that fails
+    to precompile is not pruned before the autotune cache's lookup: it is looked up, timed and cached
+    with the rest, so a later pattern's choice hits that cache with or without the failed-config rule."""
+    from torch._inductor import ir
+
+    if not callable(getattr(ir.ChoiceCaller, "mark_failed", None)):
+        test.skipTest(f"torch {torch.__version__}'s Inductor has no ChoiceCaller.mark_failed: a choice that "
+                      "fails to precompile is never pruned untimed, its timing is cached with the rest, so nothing "
+                      "is benchmarked again")
+
+
 class _Forgetful(dict):
     """A family record that keeps nothing (the fix without its failed-config rule)."""
 
@@ -144,6 +156,7 @@ class TestSharedAutotuning(TestCase):
         self.assertEqual(second["kernel_keys"], first["kernel_keys"])
 
     def test_a_config_that_failed_to_compile_for_the_first_pattern_is_not_offered_again(self) -> None:
+        _skip_where_a_failed_choice_is_timed(self)
         # On an H200 a bmm config needs more shared memory than the device has: its first-pattern
         # choice fails to precompile and Inductor prunes it untimed. Offered again for the later
         # pattern, it missed the autotune cache and every choice was benchmarked again.
@@ -154,6 +167,7 @@ class TestSharedAutotuning(TestCase):
         self.assertEqual(second["keys"], first["keys"])  # the failed config: in neither selection
 
     def test_negative_control_offered_again_a_failed_config_makes_the_later_pattern_benchmark_again(self) -> None:
+        _skip_where_a_failed_choice_is_timed(self)
         with failing_first_config(), mock.patch.object(fix, "_first_choice", _Forgetful()):
             first, second = compiles(op("bmm"), (True, False))
         self.assertGreater(second["benchmarked"], 0)

@@ -20,7 +20,15 @@ __all__ = ["ACTS", "t5_training", "unrealized_input"]
 
 
 def t5_training() -> None:
+    import unittest
+
+    import torch
     from torch._inductor.utils import fresh_cache
+
+    from inductor_fix.patches.benchmark_realign.seams import flex_backward_on_triton
+
+    if not flex_backward_on_triton():  # 2.9.1: flex_attention_backward has no CPU lowering to reach
+        raise unittest.SkipTest(f"the harness cannot send a flex backward to Triton on torch {torch.__version__}")
 
     with fresh_cache(), quick_cpu_autotuning(), triton_cpu_harness():
         (step,) = flex_training(FLEX_TRAINING["t5_view"], "cpu", compare=False)

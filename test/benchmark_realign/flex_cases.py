@@ -88,8 +88,9 @@ class FlexCase:
             def score_mod(score, b, h, q_idx, kv_idx):
                 if view == "expand":
                     return score + bias[b, h, q_idx, kv_idx]
-                if view:
-                    return score + bias[0, h, q_idx, kv_idx]
+                if view:  # bias[0, h, q_idx, kv_idx]: 2.9's Dynamo reads the int among the index
+                    # tensors as a data-dependent item() (aten._local_scalar_dense) and cannot trace it
+                    return score + bias[0][h, q_idx, kv_idx]
                 return score + bias[q_idx, kv_idx, h]
 
             return flex_attention(query, key, value, score_mod=score_mod, enable_gqa=gqa)

@@ -76,8 +76,11 @@ class OpSpec:
     #: False for patterns under which the graph no longer has this op's shape
     #: (mm_plus_mm: two identical products are CSE'd to one, so no add(mm, mm) is left).
     keeps_op: Callable[[tuple[int, ...], tuple[Operand, ...]], bool] = lambda pattern, operands: True
-    #: Smallest M/N/K drawn. mm_plus_mm keeps only configs with BLOCK_K < K (heuristics/template/
-    #: triton.py, 2.14+) and the smallest BLOCK_K is 16, so it needs K >= 17 to be generated at all.
+    #: Smallest M/N/K drawn. mm_plus_mm keeps only configs with BLOCK_K < K (the smallest BLOCK_K is 16),
+    #: and the tests cap a selection at its first two configs (``test_configs.max_mm_configs``):
+    #: 2.14.1 filters before the cap (``preprocess_mm_configs``), 2.9.1 and 2.11.0 after it
+    #: (``MMPlusMMTemplateConfigMixin._get_template_configs_impl``), where the first two have BLOCK_K 32.
+    #: So K >= 33 on every release, or those generate no template at all for K <= 32.
     min_size: int = 1
 
 
@@ -99,7 +102,7 @@ def _ops() -> dict[str, OpSpec]:
             lambda b, m, n, k: ((m, k), (k, n), (m, k), (k, n)),
             lambda a, b, c, d: a @ b + c @ d,
             keeps_op=lambda p, o: not (p[0] == p[2] and p[1] == p[3] and o[0] == o[2] and o[1] == o[3]),
-            min_size=17,
+            min_size=33,
         ),
         # Depthwise conv1d: input (1, C, L), weight (C, 1, L) viewed from a (1, C, L) base,
         # so input and weight can be one buffer. groups = C = m, length L = k.
