@@ -37,7 +37,7 @@ from torch._inductor.test_case import TestCase, run_tests
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
-from torchenv import borrowing_venv, site_packages  # noqa: E402
+from torchenv import borrowing_venv, site_packages, unmet_build_requirements  # noqa: E402
 
 #: What the wheel is built from (a copy: the build leaves nothing in the checkout).
 SOURCES = ("inductor_fix", "_inductor_fix_autoload.py", "_inductor_fix_startup.py", "pyproject.toml", "README.md",
@@ -122,15 +122,16 @@ def setUpModule() -> None:
         copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy2
         (source / name).parent.mkdir(parents=True, exist_ok=True)
         copy(ROOT / name, source / name)
-    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-q",
-             "-w", str(directory / "dist"), str(source)]
-    try:
-        import setuptools  # noqa: F401  (present: build with it, no download)
-
-        build.insert(4, "--no-build-isolation")
-    except ImportError:
-        pass
-    subprocess.run(build, check=True, capture_output=True, timeout=600)
+    # pyproject's build requirements met here: build with them, no download; else pip fetches them.
+    unmet = unmet_build_requirements(sys.executable, ROOT)
+    build = [sys.executable, "-m", "pip", "wheel", *([] if unmet else ["--no-build-isolation"]), "--no-deps",
+             "--disable-pip-version-check", "-q", "-w", str(directory / "dist"), str(source)]
+    built = subprocess.run(build, capture_output=True, text=True, timeout=600)
+    if built.returncode:
+        lacking = f"this interpreter lacks the build requirements {', '.join(unmet)} and pip could not fetch them; " \
+                  "install them here (pyproject.toml's [build-system] requires). " if unmet else ""
+        raise RuntimeError(f"pip could not build the wheel of this checkout: {lacking}pip said:\n"
+                           f"{built.stderr[-3000:]}")
     (wheel,) = (directory / "dist").glob("inductor_fix-*.whl")
     # torch through a .pth, from a folder of links to this interpreter's site-packages without its
     # inductor-fix: Inductor puts torch's folder first on its workers' PYTHONPATH, where another

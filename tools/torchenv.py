@@ -14,7 +14,9 @@ test extra's dependencies, and this project (editable, without dependencies).
 
 Used by ``tools/check_patches`` and ``tools/run_matrix``; not imported by the package.
 :func:`borrowing_venv` makes the other kind, a venv that borrows the packages already here
-(``tools/retire``, and the tests that install the project as a user would).
+(``tools/retire``, and the tests that install the project as a user would);
+:func:`unmet_build_requirements` says whether such a venv can build this checkout's wheel
+without pip's build isolation (offline).
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ import sys
 import venv
 from pathlib import Path
 
-__all__ = ["TorchEnv", "TRITON_FOR", "borrowing_venv", "ensure", "relabel", "remove", "site_packages",
-           "spec_release", "split_relabel"]
+__all__ = ["TorchEnv", "TRITON_FOR", "borrowing_venv", "build_requirements", "ensure", "relabel", "remove",
+           "site_packages", "spec_release", "split_relabel", "unmet_build_requirements"]
 
 PROJECT = Path(__file__).resolve().parents[1]
 #: pyproject.toml's test extra but torch (installed on its own, pinned), and packaging (the package's own
@@ -142,7 +144,10 @@ def ensure(root: Path, spec: str, index_url: str | None = None) -> TorchEnv:
     with open(env.path / "install.log", "w") as log:
         requirement = f"torch=={installed}" if re.fullmatch(r"\d+\.\d+\.\d+[\w.+]*", installed) else installed
         index = ["--pre", "--extra-index-url", index_url] if index_url else []
-        _pip(env, *index, requirement, *TEST_DEPENDENCIES, log=log)
+        # The build requirements too: the suite builds this checkout's wheel without build isolation
+        # (test_autoload, tools/bench startup), which a venv's own setuptools (Python 3.11's venv
+        # brings 65.5) cannot do where torch does not require a newer one (2.9).
+        _pip(env, *index, requirement, *TEST_DEPENDENCIES, *build_requirements(), log=log)
         has_triton = env.run("-c", "import triton", capture_output=True).returncode == 0
         if not has_triton:
             release = spec_release(spec) or ""
@@ -194,6 +199,50 @@ def site_packages(python: str | Path) -> Path:
     """The ``purelib`` folder of the interpreter ``python``."""
     return Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                capture_output=True, text=True, check=True).stdout.strip())
+
+
+def build_requirements(project: Path = PROJECT) -> list[str]:
+    """``project``'s ``pyproject.toml`` ``[build-system] requires``, as written
+    (``["setuptools>=77", "setuptools-scm>=8"]``); PEP 518's default, setuptools, for a checkout
+    without one (an old one that ``tools/bench startup --against`` names)."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: tomli, which pytest and mypy require there
+        import tomli as tomllib
+    pyproject = project / "pyproject.toml"
+    table = tomllib.loads(pyproject.read_text()).get("build-system", {}) if pyproject.is_file() else {}
+    return list(table.get("requires", ["setuptools>=40.8.0"]))
+
+
+#: Run by the interpreter asked about: the installed version of each distribution named, or None.
+_VERSIONS = """
+import json, sys
+from importlib import metadata
+def version(name):
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+print(json.dumps({name: version(name) for name in sys.argv[1:]}))
+"""
+
+
+def unmet_build_requirements(python: str | Path, project: Path = PROJECT,
+                             env: dict[str, str] | None = None) -> list[str]:
+    """The requirements of :func:`build_requirements` (``project``'s) that the interpreter
+    ``python``, run with environment ``env`` (default: this one's), does not meet, each with what it
+    has: ``["setuptools>=77 (65.5.0 installed)", "setuptools-scm>=8 (not installed)"]``; empty
+    where ``pip wheel --no-build-isolation`` can build there (no download). Markers are evaluated
+    in this interpreter (the venvs asked about are made from it)."""
+    from packaging.requirements import Requirement
+
+    requirements = [r for r in map(Requirement, build_requirements(project)) if r.marker is None or r.marker.evaluate()]
+    found = subprocess.run([str(python), "-c", _VERSIONS, *(r.name for r in requirements)], capture_output=True,
+                           text=True, check=True, env=env, timeout=120)
+    versions = json.loads(found.stdout)
+    return [f"{r} ({'not installed' if versions[r.name] is None else versions[r.name] + ' installed'})"
+            for r in requirements
+            if versions[r.name] is None or not r.specifier.contains(versions[r.name], prereleases=True)]
 
 
 def borrowing_venv(directory: Path, outer: Path, *, pip: bool = False) -> Path:

@@ -124,23 +124,25 @@ def _venv(directory: Path, checkout: Path | None) -> Venv:
     wheel installed (pip builds it from a copy), or without inductor-fix if None."""
     import torch
 
-    from torchenv import borrowing_venv, site_packages
+    from torchenv import borrowing_venv, site_packages, unmet_build_requirements
 
     python = borrowing_venv(directory, Path(torch.__file__).resolve().parents[1])
     if checkout is None:
         return Venv(str(python), None)
     source = _sources(checkout, directory.with_name(directory.name + "-source"))
-    try:
-        import setuptools  # noqa: F401  (present: build with it, no download)
-
-        isolation = ["--no-build-isolation"]
-    except ImportError:
-        isolation = []
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # checkout's build requirements met in the venv (the borrowed site): build with them, no
+    # download; else pip fetches them.
+    unmet = unmet_build_requirements(python, source, env)
+    isolation = [] if unmet else ["--no-build-isolation"]
     built = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", *isolation, "--no-deps",
                             "-q", "--disable-pip-version-check", str(source)], capture_output=True, text=True,
-                           env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+                           env=env)
     if built.returncode:
-        raise SystemExit(f"tools/bench startup: pip could not install {checkout}:\n{built.stderr[-3000:]}")
+        lacking = f"this torch's site lacks the build requirements {', '.join(unmet)} and pip could not fetch " \
+                  "them; install them there (its pyproject.toml's [build-system] requires). " if unmet else ""
+        raise SystemExit(f"tools/bench startup: pip could not install {checkout}: {lacking}pip said:\n"
+                         f"{built.stderr[-3000:]}")
     bootstrap = site_packages(python) / "inductor_fix" / "_bootstrap"
     if not (bootstrap / "sitecustomize.py").is_file():
         raise SystemExit(f"tools/bench startup: the wheel of {checkout} did not install into {directory}")
