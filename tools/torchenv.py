@@ -10,7 +10,8 @@ package and the tests (a pre-release version, no recorded fingerprints, ranges r
 Each spec gets one venv under a root folder, reused while its marker
 file says the install finished. Installs torch, its triton (the wheel's own
 requirement, else :data:`TRITON_FOR` by release - CPU wheels carry none), the
-test extra's dependencies, and this project (editable, without dependencies).
+test extra's dependencies, this project's build requirements (the suite builds its wheel offline),
+and this project (editable, without dependencies).
 
 Used by ``tools/check_patches`` and ``tools/run_matrix``; not imported by the package.
 :func:`borrowing_venv` makes the other kind, a venv that borrows the packages already here
