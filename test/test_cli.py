@@ -17,7 +17,7 @@ from helpers import FIRST_CASE, HAS_CUDA, affected, needs_a_check_op
 
 import inductor_fix
 import torch
-from inductor_fix.check.parts import check_ops
+from inductor_fix.check.parts import by_op, check_ops
 from inductor_fix.check.runner import EXIT_STATUS, Case, verdict
 from inductor_fix.check.table import default_ops, label_of, ops, orders_of
 from inductor_fix.patches import PATCHES
@@ -148,7 +148,11 @@ class TestCheckCommand(TestCase):
                         key=lambda case: len(case[0]) + len(label_of(*case)))
         kinds = [kind for patch in PATCHES for kind in patch.activity.kinds]
         counters = {kind: 3 * i + 1 for i, kind in enumerate(kinds)}
-        error = "TypeError: " + "launcher() missing 1 required positional argument: '_grid_2' " * 4
+        # A long form of the crash of the op's own patch (each patch knows its crash: Patch.crash).
+        messages = {"TypeError": "launcher() missing 1 required positional argument: '_grid_2' ",
+                    "RuntimeError": "Error in function: cutlass_sm90_gemm_f16_128x128x64 "}
+        error = next(text for text in (f"{kind}: {message * 4}" for kind, message in messages.items())
+                     if by_op(op).crash.matches(text))
         cases = [Case(op, order, "stock", "cpu", error=error, affected=True),
                  Case(op, order, "patched", "cpu", ok=True, steps=[{"max_rel_error": 4.3e-07}], counters=counters)]
         text, exit_status = verdict(cases)
