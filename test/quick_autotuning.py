@@ -82,7 +82,7 @@ def _first_depthwise_conv_configs() -> contextlib.AbstractContextManager:
 #: Unset, a GPU test autotunes as users do.
 ENVIRONMENT = "INDUCTOR_FIX_TEST_AUTOTUNING"
 #: Triton configs per GPU matmul selection that fit the device's shared memory, kept under
-#: :func:`bounded_gpu_autotuning` (the first of the heuristics' list), beside the one that does not.
+#: :func:`bounded_gpu_autotuning` (the first of the heuristics' list), beside every one that may not.
 FITTING_CONFIGS = 2
 #: FlexAttention configs per forward, backward or decoding selection under :func:`bounded_gpu_autotuning`:
 #: two keep it a selection (one choice alone is never benchmarked, so its arity never tested).
@@ -101,39 +101,39 @@ def autotuning(device: str) -> contextlib.AbstractContextManager:
     return bounded_gpu_autotuning() if setting == "bounded" else contextlib.nullcontext()
 
 
-def representative_configs(configs: Sequence[Config], estimate: Callable[[Config], int],
-                           exceeds: Callable[[Config], bool], fitting: int = FITTING_CONFIGS) -> list[Config]:
+def representative_configs(configs: Sequence[Config], exceeds: Callable[[Config], bool],
+                           fitting: int = FITTING_CONFIGS) -> list[Config]:
     """The configs of a matmul selection that keep what the kind needs on a GPU, in ``configs``' order:
     the first ``fitting`` that do not ``exceeds`` the device's shared memory (their codes compile, so a
-    later pattern's selection replays them), and the one ``estimate`` (bytes) puts largest, if it
-    ``exceeds``. That one needs the most shared memory, so where a config of the list fails to compile
-    for want of it, this one does, and the selection, like the full list's, gets no timing for it; a
-    later selection of the same layouts then misses Inductor's autotune cache and benchmarks every
-    choice, the replayed codes too: how stock crashes on an H200 (``docs/clients.md``, "When stock
-    crashes on the GPU"). Without such a config nothing replayed is benchmarked, with the full list as
-    with this one.
+    later pattern's selection replays them), and every one that does. ``exceeds`` is the heuristics'
+    estimate, a theoretical upper bound ("will over-prune", ``preprocess_mm_configs``), so every config
+    of the list that fails to compile for want of shared memory is among those kept: the selection,
+    like the full list's, gets no timing for it, and a later selection of the same layouts then misses
+    Inductor's autotune cache and benchmarks every choice, the replayed codes too: how stock crashes
+    on an H200 (``docs/clients.md``, "When stock crashes on the GPU"). What is cut compiles.
+
+    Keeping only the config the estimate puts largest is not enough: on an H100 (2026-12-05, torch
+    2.11) stock then compiled five of the 21 float32 sequences that crash with the full list
+    (``docs/gpu-tier.md``, "A partial run"): that config compiled there, where others of the list do not.
     """
     chosen = [config for config in configs if not exceeds(config)][:fitting]
-    largest = max(configs, key=estimate, default=None)
-    if largest is not None and exceeds(largest):
-        chosen.append(largest)
-    return [config for config in configs if any(config is kept for kept in chosen)]
+    return [config for config in configs if exceeds(config) or any(config is kept for kept in chosen)]
 
 
 @contextlib.contextmanager
 def bounded_gpu_autotuning() -> Iterator[None]:
     """Autotuning bounded for the GPU tier, each bound from Inductor's own heuristics: a matmul
     selection keeps :func:`representative_configs` of its template's list (judged by the heuristic's
-    own shared-memory estimate and the device's limit, ``BaseConfigHeuristic.get_shared_memory_estimation``
-    and ``_get_exceeding_shared_memory_checker``, 2.11-2.15), a FlexAttention selection the first
+    own shared-memory estimate against the device's limit, ``BaseConfigHeuristic._get_exceeding_shared_memory_checker``
+    over ``get_shared_memory_estimation``, 2.11-2.15), a FlexAttention selection the first
     :data:`FLEX_CONFIGS` of its list (``InductorChoices.get_flex_attention_fwd_configs``, ``_bwd_``,
     ``get_flex_decode_configs``). The CUTLASS workload bounds itself (one config). Where this torch
     lacks a method, that part is left as it is (2.9 has no estimate: its matmul configs stay whole).
     Restored on exit.
 
     Why it stays honest: the bugs need each selection of a sequence to offer the same configs (so a
-    later compile replays an earlier one's codes) and, for a replay to crash on a GPU, one config that
-    fails to compile (so its timing is missing and the repeat is benchmarked); FlexAttention's need a
+    later compile replays an earlier one's codes) and, for a replay to crash on a GPU, the configs that
+    fail to compile (so their timings are missing and the repeat is benchmarked); FlexAttention's need a
     selection of several choices, whose benchmark passes the hand-built inputs. The negative controls of
     the tier assert stock still crashes under these bounds.
     """
@@ -174,9 +174,7 @@ def _representative_mm_configs() -> contextlib.AbstractContextManager:
         exceeds = self._get_exceeding_shared_memory_checker(*conversion) if dtype_size > 0 else None
         if exceeds is not None and "configs" in bound.arguments:  # no device limit (no GPU): left as it is
             configs = self._filter_configs(list(bound.arguments["configs"]))
-            bound.arguments["configs"] = representative_configs(
-                configs, lambda config: self.get_shared_memory_estimation(config, dtype_size, *conversion),
-                lambda config: exceeds(config, dtype_size))
+            bound.arguments["configs"] = representative_configs(configs, lambda config: exceeds(config, dtype_size))
         return original(*bound.args, **bound.kwargs)
 
     return mock.patch.object(heuristic, "preprocess_mm_configs", preprocess_representative_configs)

@@ -5,8 +5,8 @@ negative control); patched must compile and match eager. Includes the pattern of
 the upstream report: an optimizer-style update taking einsums of a batched
 gradient with itself, then a projection einsum with two other matrices.
 Under ``tools/gpu_tier`` autotuning is bounded to a few configs per selection that keep
-one config the device cannot compile (``quick_autotuning.representative_configs``): stock's
-crash on a GPU needs it. A plain ``test_configs.max_mm_configs=4`` keeps the first four,
+every config the device may not compile (``quick_autotuning.representative_configs``): stock's
+crash on a GPU needs one that fails. A plain ``test_configs.max_mm_configs=4`` keeps the first four,
 which all compile on an H200, and the stock run no longer crashes - a negative control that
 cannot fail.
 """
