@@ -23,31 +23,71 @@ __all__ = ["EntryPoint", "advice", "entry_points", "start_entry_points"]
 
 GROUP, NAME = "torch.backends", "inductor_fix"
 
-#: Loads every inductor_fix entry point of the group as torch does; prints one JSON line.
+#: Loads every inductor_fix entry point of the group as torch does; prints one JSON line. It finds
+#: them as ``importlib.metadata.entry_points(group=...)`` does (each ``.dist-info`` or ``.egg-info``
+#: folder along ``sys.path``, the first of each project name; ``entry_points.txt``'s sections and
+#: ``name = module:attr`` lines) but reads the files itself: importing ``importlib.metadata`` (email,
+#: zipfile, pathlib) is two thirds of this probe's cost, and ``status`` waits for it (issue 47: under
+#: 100 ms). test_edges.TestEntryPointProbe holds it to ``importlib.metadata``'s answer.
 _PROBE = f"""
 import json
+import os
+import re
 import sys
-from importlib import metadata
+from importlib import import_module
+
+def declared():
+    seen = set()
+    for folder in sys.path:
+        try:
+            names = os.listdir(folder or ".")  # in its order, as importlib.metadata reads them
+        except OSError:
+            continue
+        for name in names:
+            stem, dot, kind = name.rpartition(".")
+            project = re.sub(r"[-_.]+", "_", stem.partition("-")[0]).lower()
+            if not dot or kind not in ("dist-info", "egg-info") or project in seen:
+                continue
+            seen.add(project)
+            path = os.path.join(folder or ".", name)
+            try:
+                with open(os.path.join(path, "entry_points.txt"), encoding="utf-8") as file:
+                    lines = file.read().splitlines()
+            except OSError:
+                continue
+            group = None
+            for line in map(str.strip, lines):
+                if line.startswith("[") and line.endswith("]"):
+                    group = line[1:-1].strip()
+                elif group == {GROUP!r} and "=" in line and not line.startswith(("#", ";")):
+                    key, _, value = line.partition("=")
+                    if key.strip() == {NAME!r}:
+                        yield path, value.strip()
+
+def load(value):
+    module, _, attributes = value.partition("[")[0].strip().partition(":")
+    loaded = import_module(module.strip())
+    for attribute in filter(None, attributes.strip().split(".")):
+        loaded = getattr(loaded, attribute)
+    return loaded
+
 found = []
-for entry in metadata.entry_points(group={GROUP!r}):
-    if entry.name != {NAME!r}:
-        continue
-    dist = getattr(entry, "dist", None)
+for path, value in declared():
     try:
-        url = json.loads(dist.read_text("direct_url.json") or "null") if dist is not None else None
-    except Exception:
+        with open(os.path.join(path, "direct_url.json"), encoding="utf-8") as file:
+            url = json.loads(file.read() or "null")
+    except (OSError, ValueError):
         url = None
     try:
-        entry.load()
+        load(value)
         # An editable install's stand-in (tools/build_backend.py) whose checkout module is gone.
-        error = getattr(sys.modules.get(entry.module), "_MISSING", None)
+        error = getattr(sys.modules.get(value.partition(":")[0].strip()), "_MISSING", None)
         stand_in = error is not None
     except Exception as failure:
         error, stand_in = f"{{type(failure).__name__}}: {{failure}}", False
-    url = url or {{}}
-    found.append({{"value": entry.value, "metadata": str(getattr(dist, "_path", "?")), "error": error,
-                  "stand_in": stand_in, "source": url.get("url"),
-                  "editable": bool((url.get("dir_info") or {{}}).get("editable"))}})
+    url = url if isinstance(url, dict) else {{}}
+    found.append({{"value": value, "metadata": path, "error": error, "stand_in": stand_in,
+                  "source": url.get("url"), "editable": bool((url.get("dir_info") or {{}}).get("editable"))}})
 print(json.dumps(found))
 """
 

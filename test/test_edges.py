@@ -353,6 +353,55 @@ class TestEntryPointDiagnosis(unittest.TestCase):
         self.assertIs(json.loads(result.stdout)["autoload"]["ok"], True)
 
 
+class TestEntryPointProbe(unittest.TestCase):
+    """``status``'s probe reads entry points without ``importlib.metadata`` (its import is most of
+    the probe's cost): it must find what ``importlib.metadata.entry_points`` finds, as torch asks."""
+
+    ORACLE = """
+import json, os
+from importlib import metadata
+print(json.dumps([[os.path.abspath(str(entry.dist._path)), entry.value]
+                  for entry in metadata.entry_points(group="torch.backends") if entry.name == "inductor_fix"]))
+"""
+
+    def _both(self, pythonpath: str) -> tuple[list, list]:
+        from inductor_fix import _install
+
+        env = {**os.environ, "PYTHONPATH": pythonpath}
+        with tempfile.TemporaryDirectory() as scratch, mock.patch.dict(os.environ, env):
+            oracle = subprocess.run([sys.executable, "-c", self.ORACLE], capture_output=True, text=True,
+                                    cwd=scratch, env=env, timeout=120, check=True)
+            found = _install.entry_points()
+        self.assertIsNotNone(found)
+        probe = [[os.path.abspath(entry.metadata), entry.value] for entry in found]
+        return probe, json.loads(oracle.stdout)
+
+    def test_this_environment(self) -> None:
+        probe, oracle = self._both(os.environ.get("PYTHONPATH", ""))
+        self.assertEqual(probe, oracle)
+
+    def test_shadowed_declared_by_another_project_and_commented(self) -> None:
+        with tempfile.TemporaryDirectory() as directory:
+            site = Path(TestEntryPointDiagnosis()._fake_install(directory, "_inductor_fix_gone", directory))
+            for name, text in {
+                # Another project declaring the name: torch loads it too.
+                "other_project-1.0.dist-info": "[torch.backends]\n# inductor_fix = commented:out\n"
+                                               "inductor_fix = elsewhere.module:hook [extra]\n",
+                # The same name in another group, and a project of a normalised name seen first.
+                "Another.Project-2.dist-info": "[console_scripts]\ninductor_fix = x:y\n",
+                "another_project-1.egg-info": "[torch.backends]\ninductor_fix = never:seen\n",
+                "old_style.egg-info": "[torch.backends]\n  inductor_fix=spaced : attr\n",
+            }.items():
+                (site / name).mkdir()
+                (site / name / "entry_points.txt").write_text(text)
+            probe, oracle = self._both(os.pathsep.join([str(site), str(ROOT)]))
+        self.assertEqual(probe, oracle)
+        # Of two folders of one project name, the one the file system lists first: either here.
+        values = {value for _, value in probe}
+        self.assertLessEqual({"_inductor_fix_gone:activate", "elsewhere.module:hook [extra]", "spaced : attr"}, values)
+        self.assertFalse(values & {"commented:out", "x:y"}, probe)
+
+
 class TestStatusAgreesWithItself(unittest.TestCase):
     """Issue 41: ``status`` said ``activated by: cli, autoload`` beside ``autoload: BROKEN`` (a
     moved editable checkout), and ``autoload: ok (torch loads the entry point ...)`` without torch."""
