@@ -64,12 +64,13 @@ def declared():
                     if key.strip() == {NAME!r}:
                         yield path, value.strip()
 
-def load(value):
+def load(value):  # the entry point's object imported, as EntryPoint.load does; its module's name
     module, _, attributes = value.partition("[")[0].strip().partition(":")
-    loaded = import_module(module.strip())
+    module = module.strip()
+    loaded = import_module(module)
     for attribute in filter(None, attributes.strip().split(".")):
         loaded = getattr(loaded, attribute)
-    return loaded
+    return module
 
 found = []
 for path, value in declared():
@@ -79,9 +80,9 @@ for path, value in declared():
     except (OSError, ValueError):
         url = None
     try:
-        load(value)
+        module = load(value)
         # An editable install's stand-in (tools/build_backend.py) whose checkout module is gone.
-        error = getattr(sys.modules.get(value.partition(":")[0].strip()), "_MISSING", None)
+        error = getattr(sys.modules.get(module), "_MISSING", None)
         stand_in = error is not None
     except Exception as failure:
         error, stand_in = f"{{type(failure).__name__}}: {{failure}}", False

@@ -116,8 +116,13 @@ def representative_configs(configs: Sequence[Config], exceeds: Callable[[Config]
     2.11) stock then compiled five of the 21 float32 sequences that crash with the full list
     (``docs/gpu-tier.md``, "A partial run"): that config compiled there, where others of the list do not.
     """
-    chosen = [config for config in configs if not exceeds(config)][:fitting]
-    return [config for config in configs if exceeds(config) or any(config is kept for kept in chosen)]
+    kept: list[Config] = []
+    for config in configs:
+        over = exceeds(config)
+        if over or fitting > 0:
+            kept.append(config)
+            fitting -= not over
+    return kept
 
 
 @contextlib.contextmanager
@@ -160,6 +165,8 @@ def _config_heuristic_class() -> type | None:
 
 def _representative_mm_configs() -> contextlib.AbstractContextManager:
     heuristic = _config_heuristic_class()
+    # get_shared_memory_estimation marks the checker that takes the layout-conversion arguments passed
+    # below (2.11+); 2.9's checker takes none.
     needed = ("preprocess_mm_configs", "get_shared_memory_estimation", "_get_exceeding_shared_memory_checker")
     if heuristic is None or not all(callable(getattr(heuristic, name, None)) for name in needed):
         return contextlib.nullcontext()
