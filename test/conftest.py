@@ -126,7 +126,8 @@ def pytest_collection_modifyitems(config, items) -> None:
 
 
 def pytest_runtest_logreport(report) -> None:
-    """``INDUCTOR_FIX_GPU_TIER_RESULTS=FILE`` (``tools/gpu_tier``): each test's outcome and seconds,
+    """``INDUCTOR_FIX_GPU_TIER_RESULTS=FILE`` (``tools/gpu_tier``): each test's outcome, seconds, and
+    when it started and stopped (seconds since the epoch, the wall time's part its tests did not take),
     one JSON line as it finishes (in the controlling process only, under pytest-xdist)."""
     path = os.environ.get("INDUCTOR_FIX_GPU_TIER_RESULTS")
     if not path or os.environ.get("PYTEST_XDIST_WORKER"):
@@ -136,4 +137,5 @@ def pytest_runtest_logreport(report) -> None:
 
         with open(path, "a") as handle:
             handle.write(json.dumps({"nodeid": report.nodeid, "outcome": report.outcome,
-                                     "seconds": round(report.duration, 1)}) + "\n")
+                                     "seconds": round(report.duration, 1), "start": round(report.start, 1),
+                                     "stop": round(report.stop, 1)}) + "\n")

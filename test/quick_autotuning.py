@@ -114,7 +114,7 @@ def representative_configs(configs: Sequence[Config], exceeds: Callable[[Config]
 
     Keeping only the config the estimate puts largest is not enough: on an H100 (2026-12-05, torch
     2.11) stock then compiled five of the 21 float32 sequences that crash with the full list
-    (``docs/gpu-tier.md``, "A partial run"): that config compiled there, where others of the list do not.
+    (``docs/gpu-tier.md``, "What makes it fit"): that config compiled there, where others of the list do not.
     """
     kept: list[Config] = []
     for config in configs:

@@ -679,25 +679,29 @@ class TestGpuTierFastForm(TestCase):
             return done, Path(out, "gpu-tier.md").read_text()
 
     def test_dry_run_collects_each_form(self) -> None:
-        for args, folder in (((), None), (("--clients",), "clients/")):
-            with self.subTest(form=args or "tier"):
+        """The default form is the whole proof: the tier's tests and the clients'; ``--tier`` and
+        ``--clients`` its two parts, which together are the whole."""
+        tables = {}
+        for args in ((), ("--tier",), ("--clients",)):
+            with self.subTest(form=args or "all"):
                 done, table = self._dry_run(*args)
                 rows = [line for line in table.splitlines() if line.startswith("| `")]
                 self.assertTrue(rows, table)
                 self.assertTrue(all("not finished" in row for row in rows))
                 self.assertFalse(any("test_api.py" in row for row in rows), "a CPU test in the GPU tier")
-                in_clients = [row.startswith(f"| `{folder}") for row in rows] if folder else \
-                    [not row.startswith("| `clients/") for row in rows]
-                self.assertTrue(all(in_clients), table)
                 self.assertRegex(done.stdout, r"projected (at least )?\d+ s on \d+ workers")
+                tables[args[0] if args else "all"] = {row.split("`")[1] for row in rows}
+        self.assertTrue(all(name.startswith("clients/") for name in tables["--clients"]), tables["--clients"])
+        self.assertFalse(any(name.startswith("clients/") for name in tables["--tier"]), tables["--tier"])
+        self.assertEqual(tables["all"], tables["--tier"] | tables["--clients"])
 
     def test_bad_arguments(self) -> None:
-        for args in (("--workers", "0"), ("--compile-threads", "0"), ("--budget", "-1")):
+        for args in (("--workers", "0"), ("--compile-threads", "0"), ("--budget", "-1"), ("--tier", "--clients")):
             with self.subTest(args=args):
                 done = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_tier"), "--out", "x", *args],
                                       capture_output=True, text=True, cwd=ROOT)
                 self.assertEqual(done.returncode, 2)
-                self.assertIn("must be positive", done.stderr)
+                self.assertRegex(done.stderr, "must be positive|not allowed with argument")
         with tempfile.TemporaryDirectory() as empty:
             done = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_tier"), "--out", empty, "--record"],
                                   capture_output=True, text=True, cwd=ROOT)
@@ -717,8 +721,8 @@ class TestGpuTierFastForm(TestCase):
                     mock.patch.object(tier, "_collect", return_value=selected), \
                     mock.patch("sys.stderr", new_callable=io.StringIO) as stderr, \
                     mock.patch("sys.stdout", new_callable=io.StringIO):
-                refused = tier.main(["--out", directory, "--dry-run", "--workers", "2", "--budget", "320"])
-                fits = tier.main(["--out", directory, "--dry-run", "--workers", "2", "--budget", "420"])
+                refused = tier.main(["--out", directory, "--tier", "--dry-run", "--workers", "2", "--budget", "320"])
+                fits = tier.main(["--out", directory, "--tier", "--dry-run", "--workers", "2", "--budget", "420"])
         self.assertEqual(refused, 2)
         self.assertEqual(fits, 0)
         line = stderr.getvalue().strip()
@@ -750,6 +754,23 @@ class TestGpuTierFastForm(TestCase):
             self.assertEqual(plan.load(old), {"before": {"a": 91.5}})
             self.assertEqual(plan.load(Path(directory, "none.json")), {})
 
+    def test_the_whole_proof_is_projected_from_its_parts_until_it_ran(self) -> None:
+        plan = _gpu_tier().plan
+        tier = [{"nodeid": "t", "outcome": "passed", "seconds": 100.0, "start": 1000.0, "stop": 1100.0}]
+        clients = [{"nodeid": "c", "outcome": "passed", "seconds": 200.0, "start": 1010.0, "stop": 1210.0}]
+        data = plan.record(plan.record({}, "tier", "s", 1, 130.0, tier), "clients", "s", 1, 240.0, clients)
+        # the overhead is the wall time outside the tests' span: 130 - 100, 240 - 200
+        self.assertEqual((data["tier"]["overhead"], data["clients"]["overhead"]), (30.0, 40.0))
+        whole = plan.project(["t", "c"], data, "all", "s", 2)
+        self.assertEqual((whole.seconds, whole.unmeasured), (200.0 + plan.DEFAULT_OVERHEAD, ()))
+        self.assertEqual(plan.project(["t", "c"], data, "all", "other", 2).unmeasured, ("t", "c"))
+        # once the whole proof ran, its own seconds and overhead win over its parts'
+        both = [{**tier[0], "seconds": 150.0, "stop": 1150.0}, {**clients[0], "seconds": 250.0, "stop": 1260.0}]
+        data = plan.record(data, "all", "s", 2, 300.0, both)
+        self.assertEqual(data["all"]["overhead"], 40.0)  # 300 s wall, tests from 1000 to 1260
+        self.assertEqual(plan.project(["t", "c"], data, "all", "s", 2).seconds, 290.0)
+        self.assertEqual(plan.measured(data, "tier", "s"), {"t": 100.0, "c": 250.0})
+
     def test_table_joins_results_and_figures(self) -> None:
         tier = _gpu_tier()
         results = [{"nodeid": "test/a.py::T::test_x", "outcome": "passed", "seconds": 12.0}]
@@ -776,7 +797,7 @@ class TestGpuTierFastForm(TestCase):
         with self.assertRaises(ValueError):
             tier.replace_table("no markers", "new\n", "tier")
         for document, names in ((ROOT / "docs" / "families.md", ("families",)),
-                                (ROOT / "docs" / "gpu-tier.md", ("tier", "clients"))):
+                                (ROOT / "docs" / "gpu-tier.md", ("all", "tier", "clients"))):
             for name in names:
                 self.assertTrue(all(marker in document.read_text() for marker in markers(name)), (document, name))
 

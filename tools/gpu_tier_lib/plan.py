@@ -1,12 +1,14 @@
 """What a GPU tier run will cost, from the seconds the last runs recorded: the order tests start
 in, the projected wall time, and what to cut when it cannot fit.
 
-The record (``docs/bench/gpu-tier.json``): for each form of the tier (``tier``, ``clients``), the
-settings it ran under, its wall time and workers, and each test's seconds; ``before``: each test's
+The record (``docs/bench/gpu-tier.json``): for each form of the tier (``all``, ``tier``, ``clients``), the
+settings its last run ran under, its wall time and workers, and each test's seconds; ``before``: each test's
 seconds in the last run under other settings (2026-12-03: every config autotuned, Inductor's compile
 pool), which orders a test that has no seconds of its own yet. Seconds recorded under other
 settings never enter a projection: a test without seconds of these settings is *unmeasured*, and
-a projection with unmeasured tests is a lower bound.
+a projection with unmeasured tests is a lower bound. A form's tests are measured by its own last run
+first, then by the other forms' (``all`` holds the tests of ``tier`` and ``clients``), so the whole
+proof is projected from its parts' runs until it has run itself.
 """
 
 from __future__ import annotations
@@ -53,10 +55,20 @@ def save(path: Path, data: Mapping[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
-def measured(data: Mapping[str, Any], form: str, settings: str) -> dict[str, float]:
-    """Each test's seconds in ``form``'s last run, if it ran under ``settings``; else none."""
+def _seconds(data: Mapping[str, Any], form: str, settings: str) -> dict[str, float]:
     entry = data.get(form) or {}
     return dict(entry.get("seconds", {})) if entry.get("settings") == settings else {}
+
+
+def measured(data: Mapping[str, Any], form: str, settings: str) -> dict[str, float]:
+    """Each test's seconds under ``settings``: from ``form``'s own last run, else from the latest
+    other form's run that finished it (a test runs alike in each form that selects it); none under
+    other settings."""
+    others = sorted((name for name in data if name not in ("before", form)), key=lambda n: data[n].get("run", 0))
+    merged: dict[str, float] = {}
+    for name in others:
+        merged.update(_seconds(data, name, settings))
+    return {**merged, **_seconds(data, form, settings)}
 
 
 def order_key(data: Mapping[str, Any], form: str, settings: str) -> dict[str, float]:
@@ -77,7 +89,7 @@ def project(selected: list[str], data: Mapping[str, Any], form: str, settings: s
     """The projected wall time of running ``selected`` on ``workers`` workers."""
     seconds = measured(data, form, settings)
     entry = data.get(form) or {}
-    overhead = entry.get("overhead", DEFAULT_OVERHEAD) if seconds else DEFAULT_OVERHEAD
+    overhead = entry.get("overhead", DEFAULT_OVERHEAD) if _seconds(data, form, settings) else DEFAULT_OVERHEAD
     known = [seconds[n] for n in selected if n in seconds]
     return Projection(_makespan(known, workers) + overhead, workers,
                       tuple(n for n in selected if n not in seconds))
@@ -95,11 +107,29 @@ def cut_to_fit(selected: list[str], data: Mapping[str, Any], form: str, settings
     return cut
 
 
+def overhead_of(wall: float, workers: int, results: list[dict], complete: bool = True) -> float:
+    """The part of a run's ``wall`` time its tests did not take: collecting, starting the workers,
+    writing the tables. Where the results say when each test started and stopped, the wall time
+    outside the span from the first start to the last stop; otherwise, for a run whose every test
+    finished (``complete``), the wall time beyond the projection of their seconds (which also holds
+    any time lost to the order they ran in); otherwise :data:`DEFAULT_OVERHEAD`, since a test still
+    running at the end leaves its time out of every finished test's seconds."""
+    spans = [(r["start"], r["stop"]) for r in results if "start" in r and "stop" in r]
+    if spans and len(spans) == sum("seconds" in r for r in results):
+        return max(0.0, wall - (max(stop for _, stop in spans) - min(start for start, _ in spans)))
+    if not complete:
+        return DEFAULT_OVERHEAD
+    return max(0.0, wall - _makespan([r["seconds"] for r in results if "seconds" in r], workers))
+
+
 def record(data: dict[str, Any], form: str, settings: str, workers: int, wall: float,
-           results: list[dict]) -> dict[str, Any]:
+           results: list[dict], complete: bool = True) -> dict[str, Any]:
     """``data`` with ``form``'s entry replaced by this run's: its settings, workers, wall time, each
-    finished test's seconds, and the overhead that makes the projection of those seconds its wall time."""
+    finished test's seconds, its overhead (:func:`overhead_of`; ``complete``: every selected test
+    finished) and its place among the recorded runs (``run``, which the latest of which wins in
+    :func:`measured`)."""
     seconds = {r["nodeid"]: round(r["seconds"], 1) for r in results if "seconds" in r}
-    overhead = max(0.0, wall - _makespan(seconds.values(), workers))
-    return {**data, form: {"settings": settings, "workers": workers, "wall": round(wall, 1),
+    overhead = overhead_of(wall, workers, results, complete)
+    latest = max((entry.get("run", 0) for name, entry in data.items() if name != "before"), default=0)
+    return {**data, form: {"settings": settings, "workers": workers, "wall": round(wall, 1), "run": latest + 1,
                            "overhead": round(overhead, 1), "seconds": dict(sorted(seconds.items()))}}
