@@ -263,6 +263,155 @@ def t5(torch: Any, mode: str, steps: int) -> list[float]:
         .last_hidden_state.float().square().mean() for _ in range(steps)))
 
 
+def _save_matmuls_policy(torch: Any, *ops: Any) -> Callable[..., Any]:
+    """Selective activation checkpointing's policy of the flex clients: save the products ``ops``,
+    recompute the rest (a bias computed in the graph is then recomputed in the backward graph)."""
+    from torch.utils.checkpoint import CheckpointPolicy, create_selective_checkpoint_contexts
+
+    def policy(ctx: Any, op: Any, *args: Any, **kwargs: Any) -> Any:
+        return CheckpointPolicy.MUST_SAVE if op in ops else CheckpointPolicy.PREFER_RECOMPUTE
+
+    return functools.partial(create_selective_checkpoint_contexts, policy)
+
+
+def layoutlmv3(torch: Any, mode: str, steps: int) -> list[float]:
+    from transformers import LayoutLMv3Config, LayoutLMv3Model
+
+    torch.manual_seed(0)
+    # text and layout only (no image); 4 x 16 coordinate + 2 x 32 shape embeddings = hidden 128
+    config = LayoutLMv3Config(vocab_size=512, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
+                              intermediate_size=256, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                              coordinate_size=16, shape_size=32, visual_embed=False)
+    config._attn_implementation = "flex_attention"
+    model = LayoutLMv3Model(config).to(DEVICE)
+    if model.config._attn_implementation != "flex_attention":
+        raise RuntimeError(f"LayoutLMv3 runs {model.config._attn_implementation!r}, not flex_attention")
+    model.train()  # LayoutLMv3 does not support activation checkpointing (transformers 5.25)
+    compiled = model if mode == "eager" else torch.compile(model, mode=mode)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
+    generator = torch.Generator(device="cpu").manual_seed(1)
+
+    def inputs() -> dict[str, Any]:  # a page of 256 words, each a random box (x0 <= x1, y0 <= y1) of 0-1000
+        corners = torch.randint(0, 1001, (1, 256, 2, 2), generator=generator).sort(dim=2).values
+        bbox = corners.permute(0, 1, 3, 2).reshape(1, 256, 4)[..., [0, 2, 1, 3]]
+        return dict(input_ids=torch.randint(3, config.vocab_size, (1, 256), generator=generator).to(DEVICE),
+                    bbox=bbox.to(DEVICE))
+
+    return _train(optimizer, (compiled(**inputs()).last_hidden_state.square().mean() for _ in range(steps)))
+
+
+def pix2struct(torch: Any, mode: str, steps: int) -> list[float]:
+    from transformers import Pix2StructConfig, Pix2StructForConditionalGeneration
+
+    torch.manual_seed(0)
+    # an 8 x 8 grid of 4 x 4 RGB patches in, 128 tokens out; the text decoder's relative position
+    # bias is a view of an embedding lookup, computed in its first layer
+    rows = cols = 8
+    config = Pix2StructConfig(
+        vision_config=dict(hidden_size=128, patch_embed_hidden_size=48, d_ff=256, d_kv=32, num_hidden_layers=2,
+                           num_attention_heads=4, seq_len=rows * cols),
+        text_config=dict(vocab_size=512, hidden_size=128, d_kv=32, d_ff=256, num_layers=2, num_heads=4,
+                         dropout_rate=0.0, use_cache=False))
+    config._attn_implementation = "flex_attention"
+    model = Pix2StructForConditionalGeneration(config).to(DEVICE)
+    if model.config._attn_implementation != "flex_attention":
+        raise RuntimeError(f"Pix2Struct runs {model.config._attn_implementation!r}, not flex_attention")
+    # the text decoder supports activation checkpointing (the whole model does not, transformers 5.25)
+    model.decoder.gradient_checkpointing_enable(gradient_checkpointing_kwargs={
+        "use_reentrant": False,
+        "context_fn": _save_matmuls_policy(torch, torch.ops.aten.mm.default, torch.ops.aten.bmm.default,
+                                           torch.ops.aten.addmm.default)})
+    model.train()
+    compiled = model if mode == "eager" else torch.compile(model, mode=mode)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
+    generator = torch.Generator(device="cpu").manual_seed(1)
+    grid = torch.stack(torch.meshgrid(torch.arange(1, rows + 1), torch.arange(1, cols + 1), indexing="ij"), -1)
+
+    def inputs() -> dict[str, Any]:  # flattened patches: (row, column, the patch's 48 pixels)
+        pixels = torch.randn(1, rows * cols, 48, generator=generator)
+        patches = torch.cat([grid.reshape(1, -1, 2).float(), pixels], dim=-1)
+        return dict(flattened_patches=patches.to(DEVICE), attention_mask=torch.ones(1, rows * cols).to(DEVICE),
+                    labels=torch.randint(0, 512, (1, 128), generator=generator).to(DEVICE))
+
+    return _train(optimizer, (compiled(**inputs()).loss for _ in range(steps)))
+
+
+def pix2struct_decoder(torch: Any, mode: str, steps: int) -> list[float]:
+    from transformers import Pix2StructConfig, Pix2StructTextModel
+
+    torch.manual_seed(0)
+    # Pix2Struct's text decoder alone (its config taken from a whole model's, which completes it)
+    config = Pix2StructConfig(text_config=dict(vocab_size=512, hidden_size=128, d_kv=32, d_ff=256, num_layers=2,
+                                               num_heads=4, dropout_rate=0.0, use_cache=False)).text_config
+    config._attn_implementation = "flex_attention"
+    model = Pix2StructTextModel(config).to(DEVICE)
+    if model.config._attn_implementation != "flex_attention":
+        raise RuntimeError(f"Pix2Struct runs {model.config._attn_implementation!r}, not flex_attention")
+    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={
+        "use_reentrant": False,
+        "context_fn": _save_matmuls_policy(torch, torch.ops.aten.mm.default, torch.ops.aten.bmm.default)})
+    model.train()
+    compiled = model if mode == "eager" else torch.compile(model, mode=mode)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
+    generator = torch.Generator(device="cpu").manual_seed(1)
+
+    def loss() -> Any:
+        tokens = torch.randint(0, config.vocab_size, (1, 257), generator=generator).to(DEVICE)
+        return compiled(input_ids=tokens[:, :-1], labels=tokens[:, 1:]).loss
+
+    return _train(optimizer, (loss() for _ in range(steps)))
+
+
+def umt5(torch: Any, mode: str, steps: int) -> list[float]:
+    from transformers import UMT5Config, UMT5EncoderModel
+
+    torch.manual_seed(0)
+    # every layer has its own relative position bias (T5 shares the first layer's)
+    config = UMT5Config(vocab_size=512, d_model=128, d_kv=32, d_ff=256, num_layers=2, num_heads=4,
+                        dropout_rate=0.0, use_cache=False)
+    config._attn_implementation = "flex_attention"
+    model = UMT5EncoderModel(config).to(DEVICE)
+    if model.config._attn_implementation != "flex_attention":
+        raise RuntimeError(f"UMT5 runs {model.config._attn_implementation!r}, not flex_attention")
+    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={
+        "use_reentrant": False,
+        "context_fn": _save_matmuls_policy(torch, torch.ops.aten.mm.default, torch.ops.aten.bmm.default)})
+    model.train()
+    compiled = model if mode == "eager" else torch.compile(model, mode=mode)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
+    generator = torch.Generator(device="cpu").manual_seed(1)
+    return _train(optimizer, (
+        compiled(input_ids=torch.randint(0, config.vocab_size, (1, 256), generator=generator).to(DEVICE))
+        .last_hidden_state.square().mean() for _ in range(steps)))
+
+
+def wav2vec2_bert(torch: Any, mode: str, steps: int) -> list[float]:
+    from transformers import Wav2Vec2BertConfig, Wav2Vec2BertModel
+
+    torch.manual_seed(0)
+    # relative_key position embeddings (the default): each layer's bias is einsum(query, distance
+    # embeddings) * scaling, computed in the graph and read by the flex score_mod
+    config = Wav2Vec2BertConfig(hidden_size=128, num_hidden_layers=2, num_attention_heads=4, intermediate_size=256,
+                                layerdrop=0.0, apply_spec_augment=False, conformer_conv_dropout=0.0,
+                                position_embeddings_type="relative_key")
+    config._attn_implementation = "flex_attention"
+    model = Wav2Vec2BertModel(config).to(DEVICE)
+    if model.config._attn_implementation != "flex_attention":
+        raise RuntimeError(f"Wav2Vec2-BERT runs {model.config._attn_implementation!r}, not flex_attention")
+    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={
+        "use_reentrant": False,
+        "context_fn": _save_matmuls_policy(torch, torch.ops.aten.mm.default, torch.ops.aten.bmm.default,
+                                           torch.ops.aten.addmm.default)})
+    model.train()
+    compiled = model if mode == "eager" else torch.compile(model, mode=mode)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
+    generator = torch.Generator(device="cpu").manual_seed(1)
+    features = config.feature_projection_input_dim
+    return _train(optimizer, (
+        compiled(input_features=torch.randn(1, 256, features, generator=generator).to(DEVICE))
+        .last_hidden_state.square().mean() for _ in range(steps)))
+
+
 def _ltx(torch: Any, layers: int = 1) -> tuple[Any, Callable[..., Any]]:
     """diffusers' LTX-Video transformer (1 layer, 2 heads of 32, fp32) on the flex attention
     backend, and ``inputs(generator, latents)``: a 2x8x8 latent video and a 16-token prompt
@@ -465,7 +614,8 @@ def lightly_vicreg(torch: Any, mode: str, steps: int) -> list[float]:
 
 
 CLIENTS: dict[str, Callable[[Any, str, int], list[float]]] = {
-    "t5": t5, "heavyball": heavyball, "pytorch_optimizer": pytorch_optimizer,
+    "t5": t5, "layoutlmv3": layoutlmv3, "wav2vec2_bert": wav2vec2_bert,
+    "pix2struct": pix2struct, "pix2struct_decoder": pix2struct_decoder, "umt5": umt5, "heavyball": heavyball, "pytorch_optimizer": pytorch_optimizer,
     "pytorch_optimizer_muon": pytorch_optimizer_muon, "timm_kron": timm_kron, "timm_muon": timm_muon,
     "muon": muon, "kron_torch": kron_torch, "torch_optimizer_shampoo": torch_optimizer_shampoo,
     "diffusers_ltx": diffusers_ltx, "diffusers_ltx_train": diffusers_ltx_train,
