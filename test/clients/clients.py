@@ -614,8 +614,9 @@ def lightly_vicreg(torch: Any, mode: str, steps: int) -> list[float]:
 
 
 CLIENTS: dict[str, Callable[[Any, str, int], list[float]]] = {
-    "t5": t5, "layoutlmv3": layoutlmv3, "wav2vec2_bert": wav2vec2_bert,
-    "pix2struct": pix2struct, "pix2struct_decoder": pix2struct_decoder, "umt5": umt5, "heavyball": heavyball, "pytorch_optimizer": pytorch_optimizer,
+    "t5": t5, "layoutlmv3": layoutlmv3, "wav2vec2_bert": wav2vec2_bert, "pix2struct": pix2struct,
+    "pix2struct_decoder": pix2struct_decoder, "umt5": umt5, "heavyball": heavyball,
+    "pytorch_optimizer": pytorch_optimizer,
     "pytorch_optimizer_muon": pytorch_optimizer_muon, "timm_kron": timm_kron, "timm_muon": timm_muon,
     "muon": muon, "kron_torch": kron_torch, "torch_optimizer_shampoo": torch_optimizer_shampoo,
     "diffusers_ltx": diffusers_ltx, "diffusers_ltx_train": diffusers_ltx_train,
