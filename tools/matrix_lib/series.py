@@ -381,6 +381,13 @@ def judge(run: Run) -> None:
         run.outcome += f" ({kinds.count(run.outcome.split()[0])} of {len(results)} cases)"
 
 
+def forget_caches(run: Run) -> None:
+    """Delete a finished run's Inductor and Triton caches: they only kept it apart from the
+    others, and ``DIR`` keeps what the table needs (its command, log and junit report)."""
+    for cache in ("inductor-cache", "triton-cache"):
+        shutil.rmtree(run.directory / cache, ignore_errors=True)
+
+
 def run_all(runs: list[Run], jobs: int, budget: float, compile_threads: int, cutlass: str | None) -> float:
     """Run ``runs``, ``jobs`` at a time, killing every one still going at ``budget`` seconds;
     returns the wall time."""
@@ -409,6 +416,7 @@ def run_all(runs: list[Run], jobs: int, budget: float, compile_threads: int, cut
                 run.seconds = time.monotonic() - run.started
                 judge(run)
                 going.remove(run)
+                forget_caches(run)
                 print(f"  {short(run.diff)} {run.mode:7} {run.test}: {run.outcome}"
                       + (f" - {run.error}" if run.error and run.outcome != "passed" else ""), flush=True)
         time.sleep(0.5)
@@ -569,7 +577,15 @@ def _series(args: argparse.Namespace) -> int:
     print(f"  diffs: {', '.join(str(d.relative_to(PROJECT)) for d in diffs)}", flush=True)
     print(f"  {len(runs)} runs, {jobs} at once, {compile_threads} compile thread(s) each, budget {args.budget:.0f} s",
           flush=True)
-    wall = run_all(runs, jobs, args.budget, compile_threads, cutlass)
+    try:
+        wall = run_all(runs, jobs, args.budget, compile_threads, cutlass)
+    finally:
+        for run in runs:
+            forget_caches(run)
+        # The shadows are links into the installed torch, the CUTLASS tree an unpacked wheel: DIR
+        # keeps the table, the runs' logs and the generated modules.
+        for made in (out / "shadows", out / "cutlass", out / "cutlass-wheel"):
+            shutil.rmtree(made, ignore_errors=True)
     after = digests(torch_dir, touched)
     problems, skips = verdict(runs, cuda, args.allow_skips)
     if after != before:

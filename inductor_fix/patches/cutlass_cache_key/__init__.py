@@ -51,7 +51,8 @@ PATCH = Patch(
     upstream="pytorch/pytorch#188069 (its CUTLASS code cache, from PR #156781); not fixed upstream",
     affected=">=2.9.0",
     delete_when="the oldest supported torch keys the CUTLASS code cache by input aliasing (none does yet)",
-    diffs=("0006-inductor-key-the-cutlass-template-code-cache-by-input-aliasing.patch",),
+    diffs=("0006-inductor-key-the-cutlass-template-code-cache-by-input-aliasing.patch",
+           "0008-inductor-build-the-cutlass-benchmark-request-from-the-kernels-inputs.patch"),
     activity=ACTIVITY,
     # The replayed C++ kernel called through ctypes with a pointer too many: a segmentation fault
     # (H200, 2.11.0), CUTLASS's own error in the other order, an illegal access; in a subprocess
