@@ -68,6 +68,15 @@ SERIES: tuple[str, ...] = (
     "0006-inductor-key-the-cutlass-template-code-cache-by-input-aliasing.patch",
     "0008-inductor-build-the-cutlass-benchmark-request-from-the-kernels-inputs.patch",
 )
+#: Which series diffs' ``torch/`` hunks ``git apply`` takes (clean or with offsets) on the releases
+#: they were tried on (2026-12-06, the wheels' files): the rest need the rebase under
+#: ``patches/rebased-<release>/`` or do not apply. ``test/test_tools.py`` holds the installed
+#: release to its row.
+APPLIES_TO: dict[str, frozenset[str]] = {
+    "2.11.0": frozenset({"0006"}),
+    "2.14.1": frozenset({"0006", "0008"}),
+    "2.15.0": frozenset({"0006", "0007", "0008"}),
+}
 #: Where the test-only rebases of the series live, one folder per release.
 REBASED_PREFIX = "rebased-"
 
@@ -245,6 +254,9 @@ def build_shadow(torch_dir: Path, touched: list[str], root: Path) -> Path:
 def apply_to_shadow(diff: Path, root: Path) -> str:
     """``git apply -v --include=torch/*`` of ``diff`` in the shadow ``root``; git's report. A
     diff that does not apply, or that git skips (no file checked), raises :class:`SeriesError`."""
+    linked = [path for path in torch_paths(diff) if (root / path).is_symlink()]
+    if linked:  # git would write through the link into the installed package
+        raise SeriesError(f"{diff.name}: the shadow links {', '.join(linked)} instead of copying it")
     environment = {**os.environ, "GIT_CEILING_DIRECTORIES": str(root.resolve().parent)}
     process = subprocess.run(["git", "apply", "-v", "--include=torch/*", str(diff)], cwd=root, env=environment,
                              capture_output=True, text=True)
