@@ -44,7 +44,7 @@ import torchenv  # tools/ on sys.path (matrix_lib's rule; tools/check_patches pu
 from inductor_fix.check.child import run_logged  # one child-process runner
 from inductor_fix.patches import PATCHES, Patch
 
-from . import expectations, series
+from . import autotune_counts, expectations, series
 
 PROJECT = torchenv.PROJECT
 DEFAULT_VENV_ROOT = PROJECT / ".matrix" / "venvs"
@@ -402,7 +402,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-install", action="store_true",
                         help="use the venv as it is, even if its install did not finish; never install")
     series.add_arguments(parser)
+    parser.add_argument("--autotune-counts", action="store_true",
+                        help="with one --patch and --out: count the autotuning work of mm/bmm sequences stock and "
+                        "with the diff, on this Python's torch (matrix_lib/autotune_counts.py)")
     args = parser.parse_args(argv)
+    if args.autotune_counts:
+        if args.series or args.torch or args.apply_only:
+            parser.error("--autotune-counts takes this Python's torch, one --patch and --out")
+        args.patch = [p.resolve() for p in args.patch or []]
+        return autotune_counts.main(args)
     if args.series:
         if args.torch or args.patch or args.apply_only:
             parser.error("--series takes this Python's torch and the series diffs: no release, --patch or --apply-only")
