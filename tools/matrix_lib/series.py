@@ -106,11 +106,12 @@ def series_folders() -> list[Path]:
 
 
 def series_for(git_version: str) -> list[Path]:
-    """The series diffs based on ``git_version``, in :data:`SERIES` order, from the one folder
-    that holds them all; [] if no folder does."""
+    """The series diffs based on ``git_version``, in :data:`SERIES` order: those of the first
+    folder whose series diffs (one or more; a retired patch takes its diffs with it) are all based
+    on it; [] if no folder's are."""
     for folder in series_folders():
-        diffs = [folder / name for name in SERIES]
-        if all(d.is_file() and base_commit(d) == git_version for d in diffs):
+        diffs = [folder / name for name in SERIES if (folder / name).is_file()]
+        if diffs and all(base_commit(d) == git_version for d in diffs):
             return diffs
     return []
 
