@@ -27,8 +27,10 @@ import tempfile
 
 from . import series
 
-#: (operation, order): the sequences counted; each is two compiles in one process.
-SEQUENCES = (("mm", "aliased first"), ("mm", "distinct first"), ("bmm", "aliased first"), ("bmm", "distinct first"))
+#: (operation, order): the sequences counted; each is two compiles in one process. An operation is
+#: ``torch.<name>`` with its operands' shape.
+SHAPES = {"torch.mm": (64, 64), "torch.bmm": (4, 64, 64)}
+SEQUENCES = tuple((operation, order) for operation in SHAPES for order in ("aliased first", "distinct first"))
 
 
 def child(operation: str, order: str) -> dict[str, list[int]]:
@@ -50,10 +52,9 @@ def child(operation: str, order: str) -> dict[str, list[int]]:
         benchmarked += 1
         return original(cls, choice, autotune_args)
 
-    shape = (64, 64) if operation == "mm" else (4, 64, 64)
-    x, a, b = (torch.randn(shape) for _ in range(3))
+    x, a, b = (torch.randn(SHAPES[operation]) for _ in range(3))
     calls = [(x, x), (a, b)] if order == "aliased first" else [(a, b), (x, x)]
-    function = torch.mm if operation == "mm" else torch.bmm
+    function = getattr(torch, operation.removeprefix("torch."))
     with contextlib.ExitStack() as stack:
         if not torch.cuda.is_available():
             from inductor_fix.check.harness import triton_cpu_harness
