@@ -8,9 +8,12 @@ import importlib.util
 import io
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import types
 from pathlib import Path
 from typing import Any
@@ -458,6 +461,214 @@ class TestCheckPatchesFastForm(TestCase):
             files.restore()
             self.assertEqual((site / present).read_text(), "stock\n")
             self.assertFalse((site / absent).exists())
+
+
+def _series_module() -> types.ModuleType:
+    """tools/check_patches --series' module."""
+    from matrix_lib import series
+
+    return series
+
+
+class TestCheckPatchesSeries(TestCase):
+    """``tools/check_patches --series`` in the form CI can run: no second torch, no GPU, nothing
+    downloaded. The shadow's mechanics on a toy package and on this torch, the stand-ins built
+    from each series diff and collected, the refusals, and the series' own rules: which diffs
+    apply to this release, the rebases' bases and tests, the texts. The runs themselves (stock
+    fails, patched passes) are patches/README.md's evidence: on a CPU with torch 2.15.0 or 2.11.0,
+    on a GPU with 2.11.0."""
+
+    def _git_diff(self, before: Path, after: Path, path: str) -> str:
+        """A git-format diff of one file, ``a/<path>`` -> ``b/<path>``."""
+        process = subprocess.run(["git", "diff", "--no-index", "--no-prefix", str(before), str(after)],
+                                 capture_output=True, text=True)
+        body = process.stdout.split("\n@@", 1)[1]
+        return f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@{body}"
+
+    def test_shadow_links_all_but_the_patched_file_and_leaves_the_package_alone(self) -> None:
+        series = _series_module()
+        with tempfile.TemporaryDirectory() as directory:
+            site = Path(directory, "site")
+            (site / "torch" / "a" / "__pycache__").mkdir(parents=True)
+            (site / "torch" / "__init__.py").write_text("")
+            (site / "torch" / "a" / "b.py").write_text("x = 1\n")
+            (site / "torch" / "a" / "c.py").write_text("y = 2\n")
+            (site / "torch" / "a" / "__pycache__" / "b.cpython-311.pyc").write_bytes(b"stock bytecode")
+            (site / "torch" / "lib").mkdir()
+            (site / "torch" / "lib" / "libx.so").write_bytes(b"\0")
+            patched = Path(directory, "b.py")
+            patched.write_text("x = 2\n")
+            diff = Path(directory, "0099-toy.patch")
+            diff.write_text(self._git_diff(site / "torch" / "a" / "b.py", patched, "torch/a/b.py"))
+
+            shadow = series.build_shadow(site / "torch", ["torch/a/b.py"], Path(directory, "shadow"))
+            report = series.apply_to_shadow(diff, shadow)
+            self.assertIn("Applied patch torch/a/b.py cleanly", report)
+            self.assertEqual((shadow / "torch" / "a" / "b.py").read_text(), "x = 2\n")
+            self.assertFalse((shadow / "torch" / "a" / "b.py").is_symlink())
+            for linked in ("torch/__init__.py", "torch/a/c.py", "torch/lib"):
+                self.assertTrue((shadow / linked).is_symlink(), linked)
+                self.assertEqual((shadow / linked).resolve(), (site / linked).resolve())
+            self.assertFalse((shadow / "torch" / "a" / "__pycache__").exists())  # no bytecode lands in the package
+            self.assertEqual((site / "torch" / "a" / "b.py").read_text(), "x = 1\n")
+            with self.assertRaisesRegex(series.SeriesError, "does not apply"):
+                series.apply_to_shadow(diff, shadow)  # already applied: git refuses, and so does the tool
+            series.build_shadow(site / "torch", ["torch/a/b.py"], shadow)  # rebuilt over the old one
+            shutil.rmtree(shadow)  # removing a shadow unlinks its links, never their targets
+            self.assertEqual(sorted(p.name for p in (site / "torch").iterdir()), ["__init__.py", "a", "lib"])
+            self.assertEqual((site / "torch" / "a" / "c.py").read_text(), "y = 2\n")
+
+    def test_a_shadow_of_this_torch_is_the_one_python_imports(self) -> None:
+        import torch
+
+        series = _series_module()
+        installed = Path(torch.__file__).resolve().parent
+        target = "torch/_inductor/select_algorithm.py"
+        before = series.digests(installed, [target])
+        with tempfile.TemporaryDirectory() as directory:
+            shadow = series.build_shadow(installed, [target], Path(directory, "shadow"))
+            self.assertFalse((shadow / target).is_symlink())  # else the write below would reach the package
+            with (shadow / target).open("a") as copy:
+                copy.write("\nSERIES_SHADOW_MARKER = 'patched-copy'\n")
+            environment = {**os.environ, "PYTHONPATH": str(shadow), "PYTHONDONTWRITEBYTECODE": "1",
+                           "INDUCTOR_FIX_DISABLE": "1", "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
+            process = subprocess.run(
+                [sys.executable, "-c", "import torch, torch._inductor.select_algorithm as s; "
+                 "print(torch.__file__); print(s.SERIES_SHADOW_MARKER)"],
+                capture_output=True, text=True, env=environment)
+            self.assertEqual(process.returncode, 0, process.stderr[-2000:])
+            torch_file, marker = process.stdout.split()[-2:]
+            self.assertEqual(Path(torch_file).parent, shadow / "torch")
+            self.assertEqual(marker, "patched-copy")
+        self.assertEqual(series.digests(installed, [target]), before)
+
+    def test_stand_ins_hold_each_series_test_and_offer_its_names(self) -> None:
+        import symtable
+
+        series = _series_module()
+        diffs = [d for d in (ROOT / "patches" / name for name in series.SERIES) if d.is_file()]
+        self.assertTrue(diffs, "no series diff in patches/")
+        for diff in diffs:
+            for tests in series.tests_of(diff):
+                fixtures = importlib.import_module(tests.stand_in.fixtures)
+                offered = set(fixtures.__all__) | set(dir(__import__("builtins")))
+                for method in tests.methods:
+                    source = re.search(rf"(?ms)^    def {method}\(.*?(?=^    (?:@|def )|\Z)", tests.source).group(0)
+                    table = symtable.symtable(textwrap.dedent(source), diff.name, "exec").get_children()[0]
+                    used = {name for name in table.get_globals() if table.lookup(name).is_referenced()}
+                    used |= {n for child in table.get_children() for n in child.get_globals()
+                             if child.lookup(n).is_referenced()}
+                    self.assertEqual(used - offered, set(), f"{diff.name} {method}: names upstream's module "
+                                     f"offers that {tests.stand_in.fixtures} does not")
+                with tempfile.TemporaryDirectory() as directory:
+                    module = Path(directory, f"test_series_{series.short(diff)}.py")
+                    module.write_text(series.stand_in_module(tests))
+                    Path(directory, "pytest.ini").write_text("[pytest]\n")
+                    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tools"), str(ROOT)]),
+                                   "INDUCTOR_FIX_DISABLE": "1", "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
+                    process = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only", str(module)],
+                                             capture_output=True, text=True, cwd=directory, env=environment)
+                self.assertEqual(process.returncode, 0, process.stdout[-3000:] + process.stderr[-2000:])
+                for method in (*tests.methods, *tests.stand_in.ours):
+                    self.assertIn(method, process.stdout, f"{diff.name}: {method} not collected")
+
+    def test_refusals_exit_2_and_change_nothing(self) -> None:
+        import torch
+
+        script = ROOT / "tools" / "check_patches"
+        with tempfile.TemporaryDirectory() as directory:
+            cases = {
+                ("--series",): "--out DIR is required",
+                ("--series", "--out", directory, "--jobs", "0"): "must be positive",
+                ("--series", "--out", directory, "--cutlass", str(Path(directory, "absent.whl"))): "no such file",
+                ("--series", "2.14.1", "--out", directory): "no release, --patch or --apply-only",
+                ("2.14.1", "--patch", str(ROOT / "patches" / _series_module().SERIES[0]), "--out", directory):
+                    "only with --series",
+            }
+            for arguments, message in cases.items():
+                process = subprocess.run([sys.executable, str(script), *arguments], capture_output=True, text=True)
+                self.assertEqual(process.returncode, 2, (arguments, process.stdout, process.stderr))
+                self.assertIn(message, process.stderr, arguments)
+            series = _series_module()
+            if not series.series_for(torch.version.git_version):
+                process = subprocess.run([sys.executable, str(script), "--series", "--out", directory],
+                                         capture_output=True, text=True)
+                self.assertEqual(process.returncode, 2, process.stdout + process.stderr)
+                self.assertIn("no series diffs are based on it", process.stderr)
+                self.assertEqual(os.listdir(directory), [])
+
+    def test_autotune_counts_refuses_a_diff_this_torch_cannot_take(self) -> None:
+        import torch
+
+        diff = next((ROOT / "patches").glob("0005-*.patch"))
+        if _series_module().base_commit(diff) == torch.version.git_version:
+            self.skipTest("this torch is 0005's base: the counts run whole (patches/README.md)")
+        with tempfile.TemporaryDirectory() as directory:
+            process = subprocess.run([sys.executable, str(ROOT / "tools" / "check_patches"), "--autotune-counts",
+                                      "--patch", str(diff), "--out", directory], capture_output=True, text=True)
+            self.assertEqual(process.returncode, 2, process.stdout + process.stderr)
+            self.assertIn("does not apply to this torch's files", process.stderr)
+            self.assertEqual(os.listdir(directory), [])
+
+    def test_the_series_applies_to_this_release_as_recorded(self) -> None:
+        import torch
+
+        series = _series_module()
+        release = Version(torch.__version__).base_version
+        if release not in series.APPLIES_TO:
+            self.skipTest(f"torch {release}: no row in series.APPLIES_TO")
+        site = Path(torch.__file__).resolve().parents[1]
+        applies = set()
+        for name in series.SERIES:
+            diff = ROOT / "patches" / name
+            if not diff.is_file():
+                continue
+            with tempfile.TemporaryDirectory() as directory:
+                for path in series.torch_paths(diff):
+                    Path(directory, path).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(site / path, Path(directory, path))
+                process = subprocess.run(["git", "apply", "--check", "--include=torch/*", str(diff)], cwd=directory,
+                                         env={**os.environ, "GIT_CEILING_DIRECTORIES": directory},
+                                         capture_output=True, text=True)
+            if process.returncode == 0:
+                applies.add(series.short(diff))
+        present = {series.short(ROOT / "patches" / n) for n in series.SERIES if (ROOT / "patches" / n).is_file()}
+        self.assertEqual(applies, series.APPLIES_TO[release] & present)
+
+    def test_the_series_and_its_rebases_follow_their_rules(self) -> None:
+        series = _series_module()
+        diffs_of_patches = {name for patch in PATCHES for name in patch.diffs}
+        present = [ROOT / "patches" / n for n in series.SERIES if (ROOT / "patches" / n).is_file()]
+        base_of_main = {series.base_commit(diff) for diff in present}
+        self.assertEqual(len(base_of_main), 1, "the series diffs share one base")
+        for name in series.SERIES:
+            diff = ROOT / "patches" / name
+            # A series diff is its patch's (retiring the patch deletes it): present exactly while named.
+            self.assertEqual(diff.is_file(), name in diffs_of_patches, name)
+            if not diff.is_file():
+                continue
+            text = diff.read_text()
+            message = text.split("\n---\n", 1)[0]
+            self.assertRegex(message, r"Subject: \[PATCH\] \[inductor\] ")
+            for method in (m for tests in series.tests_of(diff) for m in tests.methods):
+                self.assertRegex(message, rf"python test/inductor/test_\w+\.py -k {method}\b")
+            self.assertNotRegex(message, r"(?i)inductor[-_ ]fix|this (package|project)|Fixes #188069")
+        for folder in ROOT.glob("patches/rebased-*"):
+            rebased = sorted(folder.glob("*.patch"))
+            self.assertTrue(rebased, folder)
+            bases = {series.base_commit(d) for d in rebased}
+            self.assertEqual(len(bases), 1, f"{folder.name}: one base")
+            for diff in rebased:
+                if diff.name.startswith("prerequisite-"):
+                    number = diff.name.split("-")[1]
+                    self.assertTrue(any(n.startswith(number) for n in series.SERIES), diff.name)
+                    continue
+                self.assertIn(diff.name, series.SERIES, f"{folder.name}: {diff.name} is no series diff")
+                self.assertIn(f"Test-only rebase onto v{folder.name.removeprefix('rebased-')}", diff.read_text())
+                upstream = ROOT / "patches" / diff.name
+                if upstream.is_file():  # the same tests as the diff it rebases, line for line
+                    self.assertEqual([t.source for t in series.tests_of(diff)],
+                                     [t.source for t in series.tests_of(upstream)], diff.name)
 
 
 class TestNightly(TestCase):

@@ -298,8 +298,8 @@ def _training_cases() -> dict[str, Any]:
         # backward selection and read by the other layer's template must have fixed layouts.
         "shared_captures": TrainingCase(slope="frozen", mask=True, checkpoint="selective", bias_view="t5", layers=2,
                                         slope_view=True, qkv_view=True),
-        # patches/0007's upstream test (TestLearnableBiases.test_gathered_bias_and_mask_recomputed_in_backward):
-        # T5's bias view and a document mask, computed in the graph, read by two layers.
+        # patches/0007's upstream test (TestLearnableBiases.test_gathered_bias_recomputed_in_backward_max_autotune,
+        # the selective case): T5's bias view and a document mask, computed in the graph, read by two layers.
         "t5_doc_mask_full": TrainingCase(table_grad=True, mask=True, checkpoint="full", bias_view="t5", layers=2),
         "t5_doc_mask_selective": TrainingCase(table_grad=True, mask=True, checkpoint="selective", bias_view="t5",
                                               layers=2),

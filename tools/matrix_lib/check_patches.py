@@ -44,7 +44,7 @@ import torchenv  # tools/ on sys.path (matrix_lib's rule; tools/check_patches pu
 from inductor_fix.check.child import run_logged  # one child-process runner
 from inductor_fix.patches import PATCHES, Patch
 
-from . import expectations
+from . import autotune_counts, expectations, series
 
 PROJECT = torchenv.PROJECT
 DEFAULT_VENV_ROOT = PROJECT / ".matrix" / "venvs"
@@ -381,12 +381,14 @@ def main(argv: list[str] | None = None) -> int:
             "examples:\n"
             "  tools/check_patches 2.14.1 --patch patches/0001-*.patch\n"
             "  tools/check_patches 2.15.0 --patch patches/0002-*.patch\n"
-            "  tools/check_patches 2.11.0 --apply-only --patch patches/0001-*.patch"
+            "  tools/check_patches 2.11.0 --apply-only --patch patches/0001-*.patch\n"
+            "  python tools/check_patches --series --out DIR [--cutlass nvidia_cutlass-*.whl]"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("torch", help="torch release (2.14.1) or wheel path/URL, as tools/torchenv.py takes")
-    parser.add_argument("--patch", type=Path, action="append", required=True,
+    parser.add_argument("torch", nargs="?",
+                        help="torch release (2.14.1) or wheel path/URL, as tools/torchenv.py takes (not with --series)")
+    parser.add_argument("--patch", type=Path, action="append",
                         help="patch file (git format-patch); repeat with --apply-only")
     parser.add_argument("--apply-only", action="store_true",
                         help="only check that the patch applies to the release's wheel files (no venv)")
@@ -399,7 +401,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--delete-venv", action="store_true", help="delete the venv when done")
     parser.add_argument("--no-install", action="store_true",
                         help="use the venv as it is, even if its install did not finish; never install")
+    series.add_arguments(parser)
+    parser.add_argument("--autotune-counts", action="store_true",
+                        help="with one --patch and --out: count the autotuning work of mm/bmm sequences stock and "
+                        "with the diff, on this Python's torch (matrix_lib/autotune_counts.py)")
     args = parser.parse_args(argv)
+    if args.autotune_counts:
+        if args.series or args.torch or args.apply_only:
+            parser.error("--autotune-counts takes this Python's torch, one --patch and --out")
+        args.patch = [p.resolve() for p in args.patch or []]
+        return autotune_counts.main(args)
+    if args.series:
+        if args.torch or args.patch or args.apply_only:
+            parser.error("--series takes this Python's torch and the series diffs: no release, --patch or --apply-only")
+        return series.main(args)
+    if stray := series.series_arguments_given(args):
+        parser.error(f"{', '.join(stray)}: only with --series")
+    if not args.torch or not args.patch:
+        parser.error("a torch release and --patch are required (or --series)")
     args.patch = [p.resolve() for p in args.patch]
     for patch in args.patch:
         if not patch.is_file():

@@ -28,9 +28,10 @@ the workaround): one more ``nvcc`` run per config, the cost of a kernel of anoth
 Folder: ``fix.py`` (decide, wrappers, verify), ``activity.py`` (what it records),
 ``check.py`` (the ``check`` op, which needs a CUDA GPU, ``nvcc`` and CUTLASS), ``drills.py`` (drift
 drills of the CUTLASS template module). Delete the
-folder, ``patches/0006-*``, ``test/cutlass_cache_key/`` and its line in the patch table
-when the oldest supported torch keys the CUTLASS code cache by aliasing (no release does
-yet, 2.15.0 included).
+folder, ``patches/0006-*`` and ``patches/0008-*`` (the key; the benchmark request built from
+the kernel's inputs), ``test/cutlass_cache_key/`` and its line in the patch table when the
+oldest supported torch keys the CUTLASS code cache by aliasing and gives the benchmark request
+one input per kernel argument (no release does yet, 2.15.0 included).
 """
 
 from __future__ import annotations
@@ -50,8 +51,10 @@ PATCH = Patch(
            "hold one tensor per input buffer (the CUTLASS kind of pytorch/pytorch#188069)",
     upstream="pytorch/pytorch#188069 (its CUTLASS code cache, from PR #156781); not fixed upstream",
     affected=">=2.9.0",
-    delete_when="the oldest supported torch keys the CUTLASS code cache by input aliasing (none does yet)",
-    diffs=("0006-inductor-key-the-cutlass-template-code-cache-by-input-aliasing.patch",),
+    delete_when="the oldest supported torch keys the CUTLASS code cache by input aliasing and builds its benchmark "
+                "request from the kernel's inputs (none does yet)",
+    diffs=("0006-inductor-key-the-cutlass-template-code-cache-by-input-aliasing.patch",
+           "0008-inductor-build-the-cutlass-benchmark-request-from-the-kernels-inputs.patch"),
     activity=ACTIVITY,
     # The replayed C++ kernel called through ctypes with a pointer too many: a segmentation fault
     # (H200, 2.11.0), CUTLASS's own error in the other order, an illegal access; in a subprocess
