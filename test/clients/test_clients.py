@@ -80,6 +80,13 @@ CRASHING = {
                      r"TypeError: launcher\(\) missing 1 required positional argument", {}),
     "pyg_diffpool": (["pyg_diffpool", "--steps", "3", "--size", "256"], "torch_geometric", "eager",
                      r"TypeError: launcher\(\) got multiple values for argument 'stream'", IN_PROCESS),
+    "pytorch_optimizer": (["pytorch_optimizer", "--widths", "128,128,128,128", "--steps", "3"], "pytorch_optimizer",
+                          "eager", r"TypeError: launcher\(\) (got multiple values for argument 'stream'|missing \d)",
+                          {}),
+    "pix2struct_decoder": (["pix2struct_decoder", "--steps", "2"], "transformers", "default",
+                           r"NotImplementedError: (Expand)?View|TypeError: launcher\(\) missing", {}),
+    "umt5": (["umt5", "--steps", "2"], "transformers", "default",
+             r"NotImplementedError: (Expand)?View|TypeError: launcher\(\) missing", {}),
 }
 #: Clients that meet the kind but train stock on the H200 (torch 2.11.0): the codes stock replays
 #: there are never benchmarked (their timings are in the autotune cache already), so stock trains;
