@@ -416,7 +416,8 @@ def _explained(found: dict[str, Any], disable: str | None, stopped: bool = False
     if found["finding"] == "off":
         return f"{crash}, and {names} was {patches[0]['state']} in that process: {_turn_on(patches, disable)}"
     if found["finding"] == "applied":
-        return f"{crash}, yet {_names(patches)} was applied in that process: {please_report(_ATTACH)}"
+        return (f"{crash}, yet {_names(patches)} {'was' if len(patches) == 1 else 'were'} applied in that process: "
+                f"{please_report(_ATTACH)}")
     lacking = f" ({_names(patches, states=True)}: that torch does not have its crash)" if patches else ""
     return (f"{'the crash it stopped' if stopped else 'that'} is a crash of the kind inductor_fix fixes, which no "
             f"patch explains there{lacking}: {please_report(_ATTACH)}")
@@ -492,8 +493,10 @@ def _advice(summary: Summary, entries: list[dict[str, Any]], blind: list[dict[st
                 "compile came from Inductor's caches), so nothing could have crashed: run the job once with an empty "
                 "TORCHINDUCTOR_CACHE_DIR to learn whether a cold compile needs the fix")
     if summary["needed"]:
-        return (f"keep inductor_fix on torch {torch}: without it these processes would have crashed or replayed "
+        keep = (f"keep inductor_fix on torch {torch}: without it these processes would have crashed or replayed "
                 f"a kernel built for other inputs; {_until(summary)}")
+        # It acted, and yet a process died: what of says what else to do (a patch that was off).
+        return f"{keep}. Yet {_died_advice(summary, entries)}" if summary["processes_died_in_compile"] else keep
     states = {state for info in summary["patches"].values() for state in info["states"]}
     remove = ("remove it: python -m pip uninstall inductor-fix, and drop `import inductor_fix` or the "
               "`inductor-fix run --` prefix")

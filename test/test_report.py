@@ -187,7 +187,8 @@ class TestSummary(TestCase):
         self.assertNotIn("please report", summary["advice"])
         # The same crash where those patches were applied: the fix did not hold, which is reported.
         held = {**bug, "patches": _line()["patches"], "disable": None}
-        self.assertIn(f"yet {' and '.join(suspects)} was applied in that process: please report it",
+        self.assertIn(f"yet {' and '.join(suspects)} {'was' if len(suspects) == 1 else 'were'} applied in that "
+                      "process: please report it",
                       " ".join(summarize([held])["advice"].split()))
         # An exception outside any compile (the program's own) leaves the verdict alone.
         elsewhere = {**_line(), "exit_error": {**died["exit_error"], "in_compile": False}}
@@ -222,6 +223,16 @@ class TestSummary(TestCase):
         self.assertIn("at most 2 autotuning benchmark(s) ran", format_summary(summary))
         # A format-1 line (no cache counts) reads as before.
         self.assertEqual(summarize([{**_line(), "format": min(READS), "benchmarks": 2}])["benchmarks"], 2)
+
+    def test_a_death_is_said_where_the_fix_acted_too(self) -> None:
+        """A patch acted (needed: yes) and a process died anyway: what of is said after the verdict
+        (a patch that was off there is the rest of the fix to turn on)."""
+        died = _died_of(GRID_2, None, {})
+        summary = summarize([_line(**_acted()), died])
+        self.assertIs(summary["needed"], True)
+        advice = " ".join(summary["advice"].split())
+        self.assertIn("keep inductor_fix", advice)
+        self.assertIn("Yet 1 process(es) died of an exception raised in a compile", advice)
 
     def test_where_names_rank_pid_and_host(self) -> None:
         summary = summarize([{**_line(**_acted()), "rank": "3", "pid": 41, "host": "node7"}])
