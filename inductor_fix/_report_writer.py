@@ -5,9 +5,11 @@ With ``INDUCTOR_FIX_REPORT=FILE`` in its environment (``inductor-fix run
 loads Inductor (``torch._inductor.select_algorithm``) appends one JSON line to FILE
 when it exits: pid, parent pid, ``RANK``/``LOCAL_RANK``/``WORLD_SIZE`` where set,
 host, package/torch/triton versions, each patch's state and what it did
-(:func:`inductor_fix.activity`), and the uncaught exception it dies of, if any
-(``exit_error``: a process whose compile raised must not read as one that compiled
-nothing). The line is one ``os.write`` to a descriptor opened with ``O_APPEND``: on a
+(:func:`inductor_fix.activity`), the autotuning rounds Inductor counted and the compiles its
+FX graph cache served (whose rounds it counts again), the Triton template choices made, and
+the uncaught exception it dies of, if any (``exit_error``: a process whose compile raised must
+not read as one that compiled nothing; where in autotuning it was raised, and whether it was
+Ctrl-C). The line is one ``os.write`` to a descriptor opened with ``O_APPEND``: on a
 local file system the kernel appends each write whole, so concurrent ranks and workers
 never interleave inside a line, without a lock that a process killed while holding it
 (or a network file system without lock support) could turn into a hang. A process
@@ -34,13 +36,22 @@ VARIABLE = "INDUCTOR_FIX_REPORT"
 #: Set, to the absolute path, by the process that warned that the report cannot be written:
 #: the job's other processes (its children) do not warn again.
 WARNED_VARIABLE = "INDUCTOR_FIX_REPORT_WARNED"
-#: The layout of a line; a reader skips lines of another layout (counted, with a message).
-FORMAT = 1
+#: The format of a line this version writes; :data:`READS`: the formats its reader reads (a line
+#: of another is skipped, counted, and named). 2 added ``fx_graph_cache``, ``template_choices``,
+#: and in ``exit_error`` ``interrupted``, ``selection``, ``choice``, ``choices`` and ``raised_by``.
+FORMAT = 2
+READS = (1, 2)
 _RANK_VARIABLES = ("RANK", "LOCAL_RANK", "WORLD_SIZE")
+#: Inductor's counters of its FX graph cache (``codecache.FxGraphCache``): a compile served whole
+#: from it (a hit) adds again the counters recorded when the graph was compiled, the autotuning
+#: rounds (``select_algorithm_autotune``) among them, though nothing was autotuned.
+_CACHE_COUNTERS = {"hit": "fxgraph_cache_hit", "miss": "fxgraph_cache_miss", "bypass": "fxgraph_cache_bypass"}
 _path: str | None = None  # resolved when installed: a process may chdir or drop the variable later
 _armed = False
 _written: int | None = None  # the pid whose line is written: a forked child writes its own
-_benchmarks_before = 0  # the parent's autotuning rounds a forked child inherited in its counters
+#: What a forked child inherited from its parent: the autotuning rounds, FX graph cache counts and
+#: Triton template choices counted before the fork (its line counts its own).
+_before: dict[str, int] = {}
 
 
 def enable() -> None:
@@ -98,10 +109,10 @@ _FORK_TOKEN = _ForkToken()
 
 
 def _forked() -> None:
-    global _benchmarks_before
     for patch in LIFECYCLE.patches:
         patch.activity.clear()
-    _benchmarks_before = _counter("select_algorithm_autotune")
+    _before.update({name: _counter(name) for name in ("select_algorithm_autotune", *_CACHE_COUNTERS.values())})
+    _before["template_choices"] = _triton_template_choices() or 0
 
 
 def _forked_by_multiprocessing(_token: Any) -> None:
@@ -127,8 +138,13 @@ def line() -> dict[str, Any]:
         "triton": now.triton_version,
         "disable": os.environ.get("INDUCTOR_FIX_DISABLE") or None,
         "state": str(now.state),
-        # Autotuning rounds that benchmarked choices here: the bugs can only strike in one.
-        "benchmarks": _counter("select_algorithm_autotune") - _benchmarks_before,
+        # Autotuning rounds that benchmarked choices here: the bugs can only strike in one. Inductor
+        # counts again those of a compile its FX graph cache served (fx_graph_cache: "hit").
+        "benchmarks": _since("select_algorithm_autotune"),
+        "fx_graph_cache": {key: _since(name) for key, name in _CACHE_COUNTERS.items()},
+        # Triton template choices made here (None: this torch's count could not be read): none on a
+        # CPU, whose templates are C++, nor where every compile came from a cache.
+        "template_choices": _template_choices(),
         # A process that died of an exception (in a compile, say) must not read as one that compiled nothing.
         **({"exit_error": error} if (error := _exit_error()) else {}),
         "patches": [{"name": p.name, "state": str(p.state), "reason": p.reason, **activity[p.name]}
@@ -141,25 +157,86 @@ def _exit_error() -> dict[str, Any] | None:
     exception in ``sys.last_value`` (``sys.last_exc`` from 3.12). ``error``: its type and the
     first line of its message, then ``<-`` and the same of the exception it wraps, if any, cut
     short; ``in_compile``: whether its traceback passes through Dynamo or Inductor;
-    ``raised_in``: ``file:line`` of the innermost frame of the exception it wraps, if any, else
-    its own, the file relative to its package root: whose code raised it (``inductor_fix/...``
-    only when the package itself did)."""
+    ``interrupted``: a ``KeyboardInterrupt`` (Ctrl-C), which Python then turns into death by
+    SIGINT; ``raised_in``: ``file:line`` of the innermost frame of the exception it wraps, if
+    any, else its own, the file relative to its package root: whose code raised it
+    (``inductor_fix/...`` only when the package itself did); ``raised_by``: the patch of the
+    table whose code raised an exception of the chain, if one did. Where it was raised in an
+    autotuning selection (:func:`_autotuning`): ``selection``, ``choice``, ``choices``."""
     error = getattr(sys, "last_exc", None) or getattr(sys, "last_value", None)
     if not isinstance(error, BaseException) or isinstance(error, SystemExit):
         return None
-    root, seen = error, {id(error)}
-    while (cause := root.__cause__ or (None if root.__suppress_context__ else root.__context__)) is not None:
-        if id(cause) in seen:  # a cycle of causes
+    chain = [error]
+    while (cause := chain[-1].__cause__ or (None if chain[-1].__suppress_context__ else chain[-1].__context__)):
+        if any(cause is seen for seen in chain):  # a cycle of causes
             break
-        root = cause
-        seen.add(id(root))
+        chain.append(cause)
+    root = chain[-1]
     inner = _frames(root) or _frames(error)
     message = _first_line(error)
     if root is not error:  # Dynamo's "backend='inductor' raised:" says little; what it wraps does
         message += f" <- {_first_line(root)}"
     return {"error": message[:300],
             "in_compile": any("/torch/_dynamo/" in f or "/torch/_inductor/" in f for f, _ in _frames(error)),
-            "raised_in": f"{_package_relative(inner[-1][0])}:{inner[-1][1]}" if inner else None}
+            "interrupted": isinstance(error, KeyboardInterrupt),
+            "raised_in": f"{_package_relative(inner[-1][0])}:{inner[-1][1]}" if inner else None,
+            "raised_by": _raised_by(chain),
+            **_autotuning(chain)}
+
+
+def _raised_by(chain: list[BaseException]) -> str | None:
+    """The patch whose code raised an exception of ``chain`` (the innermost frame of that
+    exception's own traceback is in the patch's package), nearest the root first; None if none."""
+    packages = {patch.package or f"{__package__}.patches.{patch.folder}": patch.name for patch in LIFECYCLE.patches}
+    for exception in reversed(chain):
+        tb = exception.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        module = str(tb.tb_frame.f_globals.get("__name__", "")) if tb is not None else ""
+        for package, name in packages.items():
+            if module == package or module.startswith(package + "."):
+                return name
+    return None
+
+
+def _autotuning(chain: list[BaseException]) -> dict[str, Any]:
+    """Where in autotuning the error of ``chain`` was raised, read from its frames' locals (the
+    innermost first): ``selection``, the name of the selection being made (an
+    ``AlgorithmSelectorCache`` call's ``name``: ``"flex_attention"``); ``choice``, the choice
+    being benchmarked or built (a ``ChoiceCaller``'s class and ``name``), if any; ``choices``, the
+    classes of the selection's choices. Empty outside a selection. Never raises: what cannot
+    be read is left out."""
+    found: dict[str, Any] = {}
+    for exception in reversed(chain):
+        for frame in reversed(_frame_objects(exception)):
+            try:
+                scope = frame.f_locals
+                owner, choice = scope.get("self"), scope.get("choice")
+                if "choice" not in found and _is_a(choice, "ChoiceCaller") and isinstance(choice.name, str):
+                    found["choice"] = {"type": type(choice).__name__, "name": choice.name}
+                if _is_a(owner, "AlgorithmSelectorCache") and isinstance(scope.get("name"), str):
+                    found["selection"] = scope["name"]
+                    listed = scope.get("choices")
+                    if isinstance(listed, (list, tuple)):
+                        found["choices"] = sorted({type(c).__name__ for c in listed})[:10]
+                    return found
+            except Exception:  # a frame whose locals cannot be read: the others may tell
+                continue
+    return {}
+
+
+def _is_a(value: Any, class_name: str) -> bool:
+    """Whether ``value``'s class is or derives from one named ``class_name`` (Inductor's, whose
+    module this writer does not import)."""
+    return any(cls.__name__ == class_name for cls in type(value).__mro__)
+
+
+def _frame_objects(error: BaseException) -> list[Any]:
+    frames, tb = [], error.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    return frames
 
 
 def _first_line(error: BaseException) -> str:
@@ -189,6 +266,29 @@ def _package_relative(filename: str) -> str:
 def _counter(name: str) -> int:
     utils = sys.modules.get("torch._dynamo.utils")
     return int(utils.counters["inductor"][name]) if utils is not None else 0
+
+
+def _since(name: str) -> int:
+    """Inductor's counter ``name`` in this process, less what a forked child inherited."""
+    return _counter(name) - _before.get(name, 0)
+
+
+def _triton_template_choices() -> int | None:
+    """How many Triton template choices this process has made: ``TritonTemplate.index_counter``
+    (``torch/_inductor/select_algorithm.py``, 2.7-2.15), which numbers each one's kernel name and
+    which no cache replays; its ``repr`` says the next number without taking it. None where it
+    cannot be read."""
+    import re
+
+    module = sys.modules.get("torch._inductor.select_algorithm")
+    counter = getattr(getattr(module, "TritonTemplate", None), "index_counter", None)
+    match = re.fullmatch(r"count\((\d+)\)", repr(counter))
+    return int(match.group(1)) if match else None
+
+
+def _template_choices() -> int | None:
+    made = _triton_template_choices()
+    return None if made is None else made - _before.get("template_choices", 0)
 
 
 def _write(path: str) -> None:

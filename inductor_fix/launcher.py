@@ -74,7 +74,8 @@ def _warn_if_used(path: str, named: str) -> None:
 
 def run(command: Sequence[str], report: str | None = None) -> NoReturn | int:
     """Replace this process by ``command`` (POSIX ``exec``: signals and exit status are the
-    command's own); on Windows, run it and return its exit status. With ``report``, every
+    command's own: a command that Ctrl-C ends dies of SIGINT, which a shell says as 130); on
+    Windows, run it and return its exit status (:func:`_wait_for`). With ``report``, every
     Python process of the command that loads Inductor appends its line to that file
     (``INDUCTOR_FIX_REPORT``, :mod:`inductor_fix.report`); a report file that already holds
     lines is said on stderr (a new file per job).
@@ -103,10 +104,23 @@ def run(command: Sequence[str], report: str | None = None) -> NoReturn | int:
     sys.stderr.flush()
     try:
         if os.name == "nt":
-            import subprocess  # here: on POSIX this process becomes the command, and pays only for what it uses
-
-            return subprocess.call([program, *command[1:]], env=env)
+            return _wait_for([program, *command[1:]], env)
         os.execve(program, list(command), env)
     except OSError as error:  # no shebang, a missing interpreter: as a shell, exit 126
         why = "its #! interpreter was not found" if isinstance(error, FileNotFoundError) else error.strerror
         raise LaunchError(f"cannot run {command[0]}: {why}", 126) from None
+
+
+def _wait_for(argv: list[str], env: Mapping[str, str]) -> int:
+    """Run ``argv`` and return its exit status, as a shell waits for a job: Ctrl-C reaches the
+    job too (the console sends it to every process attached), and the job's exit, not this
+    process's ``KeyboardInterrupt``, decides (``subprocess.call`` would kill the job mid-exit, its
+    report line unwritten). Where ``run`` cannot ``exec`` (Windows)."""
+    import subprocess  # here: on POSIX this process becomes the command, and pays only for what it uses
+
+    with subprocess.Popen(argv, env=env) as job:
+        while True:
+            try:
+                return job.wait()
+            except KeyboardInterrupt:  # the job got it as well: its exit says what it made of it
+                continue

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -147,6 +149,40 @@ class TestRun(TestCase):
         empty = self._run(launcher=(str(console), "run"))
         self.assertEqual(empty.returncode, 2)
         self.assertIn("usage: inductor-fix run [--report FILE] -- CMD", empty.stderr)
+
+    def test_a_command_ctrl_c_ends_exits_as_it_did(self) -> None:
+        """Issue 52: a job Ctrl-C ends dies of SIGINT (Python's way, since 3.8, for an uncaught
+        KeyboardInterrupt); under run it exits the same, as a shell says it: 130, that is
+        -SIGINT to subprocess. Negative control: the same command without run."""
+        interrupted = ("import os, signal, time; print('UP', flush=True); os.kill(os.getpid(), signal.SIGINT); "
+                       "time.sleep(30)")
+        for launcher in ((sys.executable, "-m", "inductor_fix", "run", "--"),
+                         (str(Path(sys.executable).with_name("inductor-fix")), "run", "--"), ()):
+            job = self._run(sys.executable, "-c", interrupted, launcher=launcher)
+            self.assertEqual((job.returncode, job.stdout), (-signal.SIGINT, "UP\n"), (launcher, job.stderr))
+            self.assertIn("KeyboardInterrupt", job.stderr)
+        command = " ".join(shlex.quote(part) for part in (sys.executable, "-m", "inductor_fix", "run", "--",
+                                                           sys.executable, "-c", interrupted))
+        shell = self._run("sh", "-c", f'{command}; echo "status $?"', launcher=())
+        self.assertIn("status 130", shell.stdout, shell.stderr)
+
+    def test_where_run_cannot_exec_it_waits_for_the_job_through_ctrl_c(self) -> None:
+        """Where run cannot exec (Windows) it waits for the job: a Ctrl-C sent to both (the
+        terminal's process group) ends the job, whose exit status run returns, instead of
+        killing the job from a KeyboardInterrupt of its own."""
+        job = ("import signal, sys, time; signal.signal(signal.SIGINT, lambda *_: sys.exit(7)); "
+               "print('UP', flush=True); time.sleep(30)")
+        waiter = (f"import sys; from inductor_fix.launcher import _wait_for; "
+                  f"print('STATUS', _wait_for([sys.executable, '-c', {job!r}], {{}}), flush=True)")
+        process = subprocess.Popen([sys.executable, "-c", waiter], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True, cwd=self.directory, env=_environment(), start_new_session=True)
+        try:
+            self.assertEqual(process.stdout.readline(), "UP\n")
+            os.killpg(process.pid, signal.SIGINT)  # as a terminal's Ctrl-C: every process of the group
+            out, err = process.communicate(timeout=120)
+        finally:
+            process.kill()
+        self.assertEqual((process.returncode, out), (0, "STATUS 7\n"), err)
 
     def test_existing_sitecustomize_still_runs(self) -> None:
         theirs = self.directory / "theirs"

@@ -8,6 +8,7 @@ import dataclasses
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -15,11 +16,13 @@ import textwrap
 from pathlib import Path
 
 from helpers import OP, ORDER, affected, needs_a_check_op
+from hypothesis import given
+from hypothesis import strategies as st
 
 import inductor_fix
 from inductor_fix.check.parts import by_op
 from inductor_fix.patches import PATCHES
-from inductor_fix.report import EXIT_STATUS, FORMAT, Skipped, format_summary, summarize
+from inductor_fix.report import EXIT_STATUS, FORMAT, READS, Skipped, attribute, format_summary, summarize
 from torch._inductor.test_case import TestCase, run_tests
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,6 +42,19 @@ sys.path.insert(0, {here!r})
 from quick_autotuning import quick_cpu_autotuning
 
 with fresh_cache(), quick_cpu_autotuning(), harness.triton_cpu_harness(), config.patch(fx_graph_cache=False):
+{work}
+print("DONE")
+"""
+#: A job whose compiles may come from Inductor's caches (in TORCHINDUCTOR_CACHE_DIR): its FX graph
+#: cache on, no fresh cache.
+CACHED = """
+import sys
+import torch
+import inductor_fix.check.harness as harness
+sys.path.insert(0, {here!r})
+from quick_autotuning import quick_cpu_autotuning
+
+with quick_cpu_autotuning(), harness.triton_cpu_harness():
 {work}
 print("DONE")
 """
@@ -160,20 +176,222 @@ class TestSummary(TestCase):
         off = {**_line(**{p.name: {"state": "disabled"} for p in PATCHES}), "benchmarks": 0, "disable": "1"}
         bug = {**off, "exit_error": {**died["exit_error"], "raised_in": "job.py:3", "error": launch}}
         summary = summarize([bug])
-        self.assertIn("that is the crash inductor_fix fixes", summary["advice"])
-        kind = summary["died_in_compile"][0]["kind"]  # the patch table's Patch.crash knew it
-        self.assertEqual((kind, summary["died_in_compile"][0]["kind_state"]), (next(
-            p.name for p in PATCHES if p.crash.matches(launch)), "disabled"))
-        # The same crash where its patch was applied: the fix did not hold, which is reported.
+        # A format-1 line does not say where it was raised: each patch whose crash ends so and
+        # names where it strikes is a suspect (the nets, which strike anywhere, only after them).
+        suspects = [p.name for p in PATCHES if p.crash.matches(launch) and p.crash.placed] or [
+            p.name for p in PATCHES if p.crash.matches(launch)]
+        found = summary["died_in_compile"][0]
+        self.assertEqual((found["finding"], [p["name"] for p in found["patches"]]), ("off", suspects))
+        self.assertEqual({p["state"] for p in found["patches"]}, {"disabled"})
+        self.assertIn("INDUCTOR_FIX_DISABLE=1 turned", summary["advice"])
+        self.assertNotIn("please report", summary["advice"])
+        # The same crash where those patches were applied: the fix did not hold, which is reported.
         held = {**bug, "patches": _line()["patches"], "disable": None}
-        self.assertIn(f"yet {kind} was applied in that process: please report it", summarize([held])["advice"])
+        self.assertIn(f"yet {' and '.join(suspects)} {'was' if len(suspects) == 1 else 'were'} applied in that "
+                      "process: please report it",
+                      " ".join(summarize([held])["advice"].split()))
         # An exception outside any compile (the program's own) leaves the verdict alone.
         elsewhere = {**_line(), "exit_error": {**died["exit_error"], "in_compile": False}}
         self.assertIs(summarize([elsewhere])["needed"], False)
 
+    def test_needed_no_says_why_where_no_triton_template_was_a_choice(self) -> None:
+        """Issue 52: a CPU job (Inductor's CPU templates are C++) read "needed: no ... you can
+        remove it" without the reason."""
+        cpu = summarize([{**_line(), "template_choices": 0}, {**_line(), "template_choices": 0, "pid": 2}])
+        self.assertIs(cpu["needed"], False)
+        self.assertIn("no process made a Triton template choice", cpu["advice"])
+        self.assertIn("pip uninstall inductor-fix", cpu["advice"])
+        # Controls: one process that made some; a line that does not say (format 1).
+        for other in ({**_line(), "template_choices": 4}, {**_line(), "format": min(READS)}):
+            summary = summarize([{**_line(), "template_choices": 0}, other])
+            self.assertIs(summary["needed"], False)
+            self.assertNotIn("Triton template choice", summary["advice"])
+            self.assertIn("no patch found anything to do", summary["advice"])
+
+    def test_autotuning_of_compiles_served_from_the_fx_graph_cache_is_not_counted(self) -> None:
+        served = {**_line(), "benchmarks": 2, "fx_graph_cache": {"hit": 1, "miss": 0, "bypass": 0}}
+        summary = summarize([served])
+        self.assertEqual((summary["benchmarks"], summary["benchmarks_counted"], summary["cached_compiles"]), (0, 2, 1))
+        self.assertIsNone(summary["needed"])
+        self.assertIn("every compile was served from Inductor's caches", summary["advice"])
+        self.assertIn("0 autotuning benchmark(s) ran, 1 compile(s) served from the FX graph cache",
+                      format_summary(summary))
+        # A process that compiled too: its rounds count, maybe with a cached compile's among them.
+        mixed = {**served, "fx_graph_cache": {"hit": 1, "miss": 1, "bypass": 0}}
+        summary = summarize([mixed])
+        self.assertEqual((summary["benchmarks"], summary["needed"]), (2, False))
+        self.assertIn("at most 2 autotuning benchmark(s) ran", format_summary(summary))
+        # A format-1 line (no cache counts) reads as before.
+        self.assertEqual(summarize([{**_line(), "format": min(READS), "benchmarks": 2}])["benchmarks"], 2)
+
+    def test_a_death_is_said_where_the_fix_acted_too(self) -> None:
+        """A patch acted (needed: yes) and a process died anyway: what of is said after the verdict
+        (a patch that was off there is the rest of the fix to turn on)."""
+        died = _died_of(GRID_2, None, {})
+        summary = summarize([_line(**_acted()), died])
+        self.assertIs(summary["needed"], True)
+        advice = " ".join(summary["advice"].split())
+        self.assertIn("keep inductor_fix", advice)
+        self.assertIn("Yet 1 process(es) died of an exception raised in a compile", advice)
+
     def test_where_names_rank_pid_and_host(self) -> None:
         summary = summarize([{**_line(**_acted()), "rank": "3", "pid": 41, "host": "node7"}])
         self.assertEqual(summary["patches"][FIXER.name]["where"][0]["process"], "rank 3, pid 41 on node7")
+
+
+#: A patch's states in a process (status's words), and those in which it was off there.
+STATES = ("applied", "not-needed", "disabled", "removed", "unsupported", "pending")
+OFF = ("disabled", "removed", "unsupported", "pending")
+#: A selection and a Triton template that no patch's crash names: where a net's crash is placed.
+_NAMED = {name for patch in PATCHES for name in (*patch.crash.selections, *patch.crash.choices)}
+NEUTRAL_SELECTION = next(f"selection_{i}" for i in range(100) if f"selection_{i}" not in _NAMED)
+NEUTRAL_CHOICE = next(f"triton_template_{i}" for i in range(100) if f"triton_template_{i}" not in _NAMED)
+#: The two errors of issue 52: a flex selection's launch one tensor short, and the guard's own
+#: error where it left a selection no choice (the issue's was a matmul's; any selection's reads the same).
+GRID_2 = "TypeError: launcher() missing 1 required positional argument: '_grid_2'"
+STREAM = "TypeError: launcher() got multiple values for argument 'stream'"
+NO_CHOICE_LEFT = ("NoValidChoicesError: inductor_fix: no choice is left for 'int_mm': the arity guard excluded all 6 "
+                  "Triton template choices and no other backend offered one")
+
+
+def _place(patch=None, choice: bool = True) -> dict:
+    """``exit_error``'s fields for an error raised where ``patch``'s crash strikes (the first
+    selection and choice kind it names; a neutral place for what it does not name)."""
+    selection = patch.crash.selections[0] if patch is not None and patch.crash.selections else NEUTRAL_SELECTION
+    kind = patch.crash.choices[0] if patch is not None and patch.crash.choices else NEUTRAL_CHOICE
+    made = ({"type": "TritonTemplateCaller", "name": f"{kind}_3"} if kind.startswith("triton_") else
+            {"type": kind, "name": "kernel_3"})
+    return {"selection": selection, **({"choice": made} if choice else {}),
+            "choices": sorted({made["type"], "ExternKernelCaller"})}
+
+
+def _died_of(error: str, place: dict | None, states: dict[str, str], others: str = "applied",
+             line_format: int = FORMAT) -> dict:
+    """A report line of a process that died of ``error`` raised at ``place`` (None: a format-1
+    line, which does not say), each patch in ``states`` or else in state ``others``."""
+    line = _line(**{p.name: {"state": states.get(p.name, others)} for p in PATCHES})
+    return {**line, "format": line_format, "benchmarks": 0, "exit_error": {
+        "error": error, "in_compile": True, "raised_in": "torch/_inductor/select_algorithm.py:1",
+        **(place or {})}}
+
+
+def _forms(patch) -> tuple[str, ...]:
+    return patch.crash.errors
+
+
+class TestCrashAttribution(TestCase):
+    """One crash, one patch (issue 52): a process that died in a compile is attributed from
+    everything its line holds (each patch's state, the error, where it was raised), over every
+    patch of the table x state x crash form; patches whose crashes end alike are told apart by
+    where they strike, or said to be ambiguous."""
+
+    @given(data=st.data())
+    def test_each_patch_x_state_x_crash_form(self, data) -> None:
+        for patch in PATCHES:
+            for form in _forms(patch):
+                text = data.draw(st.from_regex(form, fullmatch=True), label=f"{patch.name}: {form}")
+                for state in STATES:
+                    for others in ("applied", "disabled"):
+                        found = attribute(_died_of(text, _place(patch), {patch.name: state}, others))
+                        why = (patch.name, state, others, text, found)
+                        if state in OFF:  # it was off, and explains the crash: turn it on
+                            self.assertEqual((found.finding, found.patches), ("off", (patch,)), why)
+                        elif state == "applied":  # it was on, and the crash happened anyway
+                            self.assertEqual((found.finding, found.patches), ("applied", (patch,)), why)
+                        else:  # not-needed: that torch lacks its crash, so it is no cause
+                            self.assertFalse(found.finding in ("off", "applied") and patch in found.patches, why)
+
+    @given(data=st.data())
+    def test_the_packages_own_errors_are_named_as_such(self, data) -> None:
+        """An error a patch raises where it stops a crash (``Crash.raises``) is its own, never a
+        stock crash that another patch's form also matches (issue 52: the guard's own
+        NoValidChoicesError was blamed on the CUTLASS patch, whose crash may end in one); the
+        crash it stopped is attributed by the selection, to the patch that was off there."""
+        for raiser in (p for p in PATCHES if p.crash.raises):
+            texts = [data.draw(st.from_regex(form, fullmatch=True)) for form in raiser.crash.raises]
+            texts += [NO_CHOICE_LEFT] if raiser.crash.is_own(NO_CHOICE_LEFT) else []
+            kin = [p for p in PATCHES if p is not raiser and set(p.crash.errors) & set(raiser.crash.errors)]
+            for text in texts:
+                for state in STATES:
+                    found = attribute(_died_of(text, _place(), {raiser.name: state}))
+                    self.assertEqual((found.finding, found.stopped_by), ("own-error", raiser), (text, state))
+                    self.assertEqual(found.patches, (raiser,))
+                for off in kin:  # the crash it stopped, where the patch that fixes it was off
+                    place = {**_place(off, choice=False), "choices": []}  # it left out every choice
+                    found = attribute(_died_of(text, place, {off.name: "disabled"}))
+                    self.assertEqual((found.cause.finding, found.cause.patches), ("off", (off,)), (text, off.name))
+                found = attribute(_died_of(text, _place(), {}))  # every patch applied: no patch explains it
+                self.assertNotIn(found.cause.finding, ("off",), (text, found))
+
+    def test_a_patch_that_was_off_is_named_where_another_was_not_needed(self) -> None:
+        """Issue 52's first case: the flex patch disabled, the matmul codegen-cache patch not-needed,
+        dying of launcher() missing '_grid_2' in a flex selection read "<the matmul patch> ...
+        please report it":
+        each pair of patches whose crashes end alike, one off and one not needed, names the one off,
+        with the place (format 2) exactly, without it (format 1) among the suspects."""
+        pairs = [(p, q) for p in PATCHES for q in PATCHES
+                 if p is not q and p.crash.placed and set(p.crash.errors) & set(q.crash.errors)]
+        for p, q in pairs:
+            text = GRID_2 if p.crash.matches(GRID_2) and q.crash.matches(GRID_2) else None
+            if text is None:
+                continue
+            for state in OFF:
+                found = attribute(_died_of(text, _place(p), {p.name: state, q.name: "not-needed"}))
+                self.assertEqual((found.finding, found.patches), ("off", (p,)), (p.name, q.name, state))
+                old = _died_of(text, None, {p.name: state, q.name: "not-needed"}, line_format=min(READS))
+                found = attribute(old)
+                self.assertEqual(found.finding, "off", (p.name, q.name, state))
+                self.assertIn(p, found.patches)
+                self.assertNotIn(q, found.patches)
+            summary = summarize([_died_of(text, _place(p), {p.name: "disabled", q.name: "not-needed"})])
+            advice = " ".join(summary["advice"].split())
+            self.assertIn(f"{p.name} was disabled in that process: turn it on", advice)
+            self.assertNotIn("please report", advice)
+            self.assertNotIn(f"{q.name} was", advice)
+
+    def test_ambiguous_where_the_line_cannot_tell(self) -> None:
+        """Several patches whose crash ends so, each off and each able to strike there: all named,
+        and said to be ambiguous."""
+        for text in (GRID_2, "TypeError: launcher() got multiple values for argument 'stream'"):
+            suspects = tuple(p for p in PATCHES if p.crash.matches(text) and p.crash.placed)
+            if len(suspects) < 2:
+                continue
+            line = _died_of(text, None, {p.name: "disabled" for p in PATCHES})
+            self.assertEqual((attribute(line).finding, attribute(line).patches), ("off", suspects))
+            self.assertIn("the line cannot tell which of them", " ".join(summarize([line])["advice"].split()))
+
+    def test_an_error_no_patch_explains(self) -> None:
+        # A crash of the kind, where every patch that fixes it is not needed: please report it.
+        matching = tuple(p for p in PATCHES if p.crash.matches(GRID_2))
+        line = _died_of(GRID_2, None, {p.name: "not-needed" for p in matching})
+        self.assertEqual(attribute(line).finding, "unexplained" if matching else "not-ours")
+        if matching:
+            self.assertEqual(attribute(line).patches, matching)  # named as why: that torch lacks their crash
+            self.assertIn("no patch explains there", " ".join(summarize([line])["advice"].split()))
+            self.assertIn("please report it", summarize([line])["advice"])
+        # Not a crash of the kind: not inductor_fix's, nobody blamed.
+        line = _died_of("RuntimeError: 0 active drivers ([]). There should only be one.", _place(), {})
+        self.assertEqual(attribute(line), ("not-ours", (), None, None))
+        # An error the code of a patch raised, which it does not declare: the package's fault.
+        for patch in PATCHES:
+            line = _died_of("ZeroDivisionError: division by zero", _place(), {})
+            line["exit_error"]["raised_by"] = patch.name
+            found = attribute(line)
+            self.assertEqual((found.finding, found.patches), ("package-fault", (patch,)))
+            self.assertIn(f"INDUCTOR_FIX_DISABLE={patch.name} runs without", summarize([line])["advice"])
+
+    def test_the_died_entry_names_patches_under_patches(self) -> None:
+        """``report --json``'s died_in_compile entry: the patches it names, each with its state
+        and reason, under ``patches`` (it was ``kind``, a patch's name under another word)."""
+        patch = next((p for p in PATCHES if p.crash.errors), None)
+        if patch is None:
+            self.skipTest("no patch of the table declares a crash")
+        text = next(t for t in (GRID_2, "TypeError: launcher() got multiple values for argument 'stream'",
+                                *patch.crash.errors) if patch.crash.matches(t))
+        died = summarize([_died_of(text, _place(patch), {patch.name: "disabled"})])["died_in_compile"][0]
+        self.assertNotIn("kind", died)
+        self.assertEqual(died["patches"], [{"name": patch.name, "state": "disabled", "reason": ""}])
+        self.assertEqual(died["finding"], "off")
 
 
 class TestReportCommand(TestCase):
@@ -230,7 +448,25 @@ class TestReportCommand(TestCase):
         self.assertIs(summary["needed"], None)
         self.assertEqual((summary["processes"], summary["lines_unread"]), (1, 3))
         self.assertIn("skipped 2 torn or garbled line(s)", summary["notes"])
-        self.assertTrue(any(f"of report layout {FORMAT + 1}" in note for note in summary["notes"]), summary["notes"])
+        self.assertTrue(any(f"of format {FORMAT + 1}, written by" in note for note in summary["notes"]),
+                        summary["notes"])
+
+    def test_a_line_of_an_unknown_format_is_named(self) -> None:
+        """Issue 52: a line of format 99 must be named as such, never read as needed: no."""
+        future = json.dumps({**_line(), "format": 99, "inductor_fix": "9.9.9"})
+        for lines, status in (([future], 1), ([json.dumps(_line()), future], 1)):
+            result = _cli("report", str(self._write(*lines)), timeout=120)
+            self.assertEqual((result.returncode, result.stdout.splitlines()[0]), (status, "needed: unknown"),
+                             result.stdout)
+            text = " ".join(result.stdout.split())
+            self.assertIn("skipped 1 line(s) of format 99, written by inductor_fix 9.9.9, which this inductor_fix",
+                          text)
+            self.assertIn("read the report with the inductor_fix that wrote", text)
+            self.assertNotIn("torn", text)
+        # Every format this version reads is read (format 1 lines as before: no new field needed).
+        for number in READS:
+            result = _cli("report", str(self._write(json.dumps({**_line(), "format": number}))), timeout=120)
+            self.assertEqual((result.returncode, result.stdout.splitlines()[0]), (0, "needed: no"), number)
 
     def test_a_torn_line_can_hide_the_process_that_needed_the_fix(self) -> None:
         """Issue 41: a process killed while writing its line leaves a prefix of it; that process
@@ -363,6 +599,181 @@ torch.compile(lambda x: x + 1, backend=no_driver)(torch.ones(2))
         self.assertNotIn("was anything compiled", text)
 
 
+class TestExitError(TestCase):
+    """The writer's ``exit_error`` of exceptions made here, as Python leaves them at exit
+    (``sys.last_value``): which patch's code raised one (``raised_by``), and where in autotuning
+    (``selection``, ``choice``, ``choices``, read from the frames' locals)."""
+
+    def _exit_error(self, error: BaseException) -> dict:
+        from unittest import mock
+
+        from inductor_fix import _report_writer
+
+        with mock.patch.object(sys, "last_value", error, create=True), \
+                mock.patch.object(sys, "last_exc", error, create=True):
+            return _report_writer._exit_error()
+
+    @staticmethod
+    def _raised(code: str, module: str) -> BaseException:
+        """The exception ``fail()`` of ``code``, run as module ``module``, raises, wrapped as Dynamo
+        wraps a compile's error."""
+        scope: dict = {"__name__": module}
+        exec(compile(textwrap.dedent(code), f"<{module}>", "exec"), scope)
+        try:
+            try:
+                scope["fail"]()
+            except Exception as error:
+                raise RuntimeError("backend='inductor' raised:") from error
+        except RuntimeError as wrapped:
+            return wrapped
+
+    def test_raised_by_names_the_patch_whose_code_raised(self) -> None:
+        code = "def fail():\n    raise ZeroDivisionError('division by zero')\n"
+        for patch in PATCHES:
+            package = patch.package or f"inductor_fix.patches.{patch.folder}"
+            self.assertEqual(self._exit_error(self._raised(code, f"{package}.fix"))["raised_by"], patch.name)
+        self.assertIsNone(self._exit_error(self._raised(code, "job"))["raised_by"])  # control: not ours
+
+    def test_the_selection_and_choice_it_was_raised_in(self) -> None:
+        code = """
+            class ChoiceCaller:
+                def __init__(self, name):
+                    self.name = name
+
+            class TritonTemplateCaller(ChoiceCaller):
+                pass
+
+            class AlgorithmSelectorCache:
+                def __call__(self, name, choices):
+                    for choice in choices:
+                        self.benchmark_choice(choice)
+
+                def benchmark_choice(self, choice):
+                    raise TypeError("launcher() got multiple values for argument 'stream'")
+
+            def fail():
+                AlgorithmSelectorCache()("selection_3", [ChoiceCaller("aten_3"), TritonTemplateCaller("triton_t_7")])
+            """
+        error = self._exit_error(self._raised(code, "job"))
+        self.assertEqual((error["selection"], error["choices"]), ("selection_3", ["ChoiceCaller",
+                                                                                 "TritonTemplateCaller"]))
+        self.assertEqual(error["choice"], {"type": "ChoiceCaller", "name": "aten_3"})  # the first one benchmarked
+        self.assertFalse(error["interrupted"])
+        # Raised outside a selection: no place.
+        outside = self._exit_error(self._raised("def fail():\n    raise TypeError('x')\n", "job"))
+        self.assertFalse({"selection", "choice", "choices"} & set(outside))
+
+
+class TestInterrupted(TestCase):
+    """A job Ctrl-C ends in a compile (issue 52: it read "1 died in a compile ... KeyboardInterrupt
+    ... fix that error"): its line says it was interrupted, the report says so, and run exits as
+    the job did (it dies of SIGINT: a shell's 130)."""
+
+    SCRIPT = """
+import os, signal, time, torch, torch._inductor.select_algorithm
+
+def interrupted(graph, inputs):
+    os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, while compiling
+    time.sleep(60)
+
+torch.compile(lambda x: x + 1, backend=interrupted)(torch.ones(2))
+"""
+
+    def test_the_report_says_the_job_was_interrupted(self) -> None:
+        directory = Path(tempfile.mkdtemp(prefix="inductor_fix_interrupted_"))
+        self.addCleanup(shutil.rmtree, directory, ignore_errors=True)
+        (directory / "job.py").write_text(textwrap.dedent(self.SCRIPT))
+        here = {"PYTHONPATH": str(ROOT)}  # this checkout's package, whichever one is installed
+        launched = _cli("run", "--report", "job.jsonl", "--", sys.executable, "job.py", cwd=directory, **here)
+        self.assertEqual(launched.returncode, -signal.SIGINT, launched.stderr[-3000:])
+        (line,) = map(json.loads, (directory / "job.jsonl").read_text().splitlines())
+        self.assertEqual((line["exit_error"]["interrupted"], line["exit_error"]["in_compile"]), (True, True))
+        result = _cli("report", "job.jsonl", cwd=directory, timeout=120, **here)
+        self.assertEqual((result.returncode, result.stdout.splitlines()[0]), (1, "needed: unknown"), result.stdout)
+        text = " ".join(result.stdout.split())
+        self.assertIn("1 interrupted (Ctrl-C)", text)
+        self.assertIn("the job was interrupted (KeyboardInterrupt: Ctrl-C) during a compile", text)
+        self.assertNotIn("died in a compile", text)
+        self.assertNotIn("fix that error", text)
+
+    def test_a_format_1_line_of_a_keyboard_interrupt_reads_as_interrupted(self) -> None:
+        line = {**_line(), "format": min(READS), "exit_error": {
+            "error": "KeyboardInterrupt", "in_compile": True, "raised_in": "job.py:5"}}
+        summary = summarize([line])
+        self.assertEqual((summary["processes_interrupted"], summary["processes_died_in_compile"]), (1, 0))
+        self.assertIsNone(summary["needed"])
+        # Interrupted outside any compile (after it): the verdict stands.
+        after = {**line, "exit_error": {**line["exit_error"], "in_compile": False}}
+        self.assertIs(summarize([after])["needed"], False)
+        self.assertIn("1 interrupted (Ctrl-C)", format_summary(summarize([after])))
+
+
+#: A job whose compile crashes stock where the check table's first op does (its error is raised
+#: to the top, as in a job, not caught as check's steps catch it).
+CRASHING = """
+import sys
+import torch
+from torch._inductor import config
+from torch._inductor.utils import fresh_cache
+import inductor_fix.check.harness as harness
+import inductor_fix.check.workloads as workloads
+from inductor_fix.check.table import run_sequence
+sys.path.insert(0, {here!r})
+from quick_autotuning import quick_cpu_autotuning
+
+
+def raising_step(aliased, compiled, args, device, check):
+    compiled(*args)
+    return workloads.Step(aliased, None, 0.0, 0)
+
+
+workloads.compile_step = raising_step
+with fresh_cache(), quick_cpu_autotuning(), harness.triton_cpu_harness(), config.patch(fx_graph_cache=False):
+    run_sequence({op!r}, {order!r}, 'cpu', compare=False)
+"""
+
+
+class TestWhereACrashWasRaised(TestCase):
+    """Format 2's line says where in autotuning a process died (the selection, the choice being
+    benchmarked, the kinds of the selection's choices), read from a real stock crash's frames;
+    that place tells the op's patch from the others whose crash ends alike."""
+
+    @needs_a_check_op
+    def test_a_stock_crash_is_placed_where_its_patch_strikes(self) -> None:
+        from inductor_fix.check.table import ops, orders_of, workloads
+
+        directory = Path(tempfile.mkdtemp(prefix="inductor_fix_place_"))
+        self.addCleanup(shutil.rmtree, directory, ignore_errors=True)
+        # The check table's first op whose stock compile crashes on this torch, under the CPU harness.
+        unavailable = {op: workloads()[op].unavailable for op in ops()}
+        tried = [op for op in ops() if affected(op) and not (unavailable[op] and unavailable[op]("cpu"))]
+        for op in tried:
+            (directory / "job.py").write_text(textwrap.dedent(CRASHING).format(here=HERE, op=op,
+                                                                               order=orders_of(op)[0]))
+            report = directory / f"{op}.jsonl"
+            launched = _cli("run", "--report", str(report), "--", sys.executable, "job.py", cwd=directory,
+                            INDUCTOR_FIX_DISABLE="1")
+            if launched.returncode != 0:
+                break
+        else:
+            self.skipTest(f"no check op crashes stock torch {inductor_fix.status().torch_version} under the CPU "
+                          f"harness (tried: {', '.join(tried) or 'none affected'})")
+        self.assertEqual(launched.returncode, 1, launched.stderr[-3000:])
+        (line,) = map(json.loads, report.read_text().splitlines())
+        error = line["exit_error"]
+        self.assertIsInstance(error["selection"], str, error)
+        self.assertIsInstance(error["choice"]["name"], str, error)
+        self.assertIn(error["choice"]["type"], error["choices"])
+        self.assertIsNone(error["raised_by"])  # stock raised it (the harness's launch, in the launcher's place)
+        # The harness raises its own form of the wrong-arity launch; a GPU the launcher's.
+        patch = by_op(op)
+        launch = next((t for t in (GRID_2, STREAM) if patch.crash.matches(t)), None)
+        if launch is None:
+            self.skipTest(f"{patch.name}'s crash is not a launch of the wrong arity")
+        found = attribute({**line, "exit_error": {**error, "error": launch}})
+        self.assertEqual((found.finding, found.patches), ("off", (patch,)), (op, error, found))
+
+
 class TestJobReport(TestCase):
     """End to end under the CPU harness: processes append their lines, the report folds them."""
 
@@ -425,6 +836,36 @@ class TestJobReport(TestCase):
         self.assertEqual(result.returncode, 0)
         summary = json.loads(result.stdout)
         self.assertIs(summary["needed"], False, summary)
+        self.assertGreater(summary["template_choices"], 0, summary)  # Triton template choices were made
+        self.assertIn("no patch found anything to do", summary["advice"])
+
+    def test_a_rerun_served_from_caches_autotuned_nothing(self) -> None:
+        """Issue 52: a re-run served from Inductor's caches read "2 autotuning benchmark(s)": on an
+        FX graph cache hit Inductor adds again the counters of the compile that filled the cache,
+        its autotuning rounds included. The re-run says it autotuned nothing and made no template
+        choice, and cannot say the fix is not needed (what a cold compile needs is unknown)."""
+        script = self.directory / "cached.py"
+        script.write_text(textwrap.dedent(CACHED).format(here=HERE, work=PLAIN.strip("\n")))
+        cache = {"TORCHINDUCTOR_CACHE_DIR": str(self.directory / "inductor-cache")}
+        summaries = []
+        for run in ("cold", "warm"):
+            report = self.directory / f"{run}.jsonl"
+            launched = _cli("run", "--report", str(report), "--", sys.executable, str(script), cwd=self.directory,
+                            **cache)
+            self.assertEqual(launched.returncode, 0, launched.stderr[-3000:])
+            summaries.append(json.loads(_cli("report", str(report), "--json", timeout=120).stdout))
+        cold, warm = summaries
+        self.assertGreater(cold["benchmarks"], 0, cold)
+        self.assertGreater(cold["template_choices"], 0, cold)
+        self.assertEqual(cold["cached_compiles"], 0, cold)
+        self.assertIs(cold["needed"], False, cold)
+        self.assertEqual((warm["benchmarks"], warm["template_choices"]), (0, 0), warm)
+        self.assertGreater(warm["benchmarks_counted"], 0, warm)  # what Inductor's counter said
+        self.assertGreater(warm["cached_compiles"], 0, warm)
+        self.assertIsNone(warm["needed"], warm)
+        self.assertIn("every compile was served from Inductor's caches", warm["advice"])
+        text = format_summary(summarize([json.loads(line) for line in (self.directory / "warm.jsonl").open()]))
+        self.assertIn("0 autotuning benchmark(s) ran", " ".join(text.split()))
 
     def test_disabled_job_says_the_fix_was_off(self) -> None:
         """Negative control: with INDUCTOR_FIX_DISABLE=1 nothing is recorded and nothing judged."""

@@ -58,10 +58,49 @@ class Crash(NamedTuple):
     for the kind the patch fixes: ``errors``, regular expressions searched in an error as ``Type:
     message`` (a traceback's last line, a job report's ``exit_error``); ``signals``, where the
     crash is in native code (a kernel called through ctypes with a pointer too many), the names of
-    the signals that end the process (``"SIGSEGV"``), as :func:`killed_by` says them."""
+    the signals that end the process (``"SIGSEGV"``), as :func:`killed_by` says them.
+
+    Where it strikes, so that a job report tells apart patches whose crashes end alike (a launch
+    of the wrong arity ends the same in every Triton template): ``selections``, the names of the
+    autotuning selections it happens in (the ``name`` a lowering passes to Inductor's
+    ``autotune_select_algorithm``: ``"flex_attention"``); ``choices``, the kinds of choice whose
+    benchmark or build it happens in (a Triton template choice: ``"triton_<template name>"``,
+    its name without the index, as Inductor's autotune cache keys it; any other choice: its
+    class name, ``"CUTLASSTemplateCaller"``). Empty: anywhere (a patch that stops every crash of
+    the kind, a net; the report prefers a patch that names where). ``raises``: regular
+    expressions of the errors the patch itself raises where it stops a crash (``Type: message``),
+    which the report names as the package's own, never as a stock crash."""
 
     errors: tuple[str, ...] = ()
     signals: tuple[str, ...] = ()
+    selections: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()
+    raises: tuple[str, ...] = ()
+
+    @property
+    def placed(self) -> bool:
+        """Whether it names where it strikes (:attr:`selections` or :attr:`choices`)."""
+        return bool(self.selections or self.choices)
+
+    def strikes_in(self, selection: str | None, choice: str | None, choices: tuple[str, ...] | None) -> bool | None:
+        """Whether it can strike in the autotuning ``selection`` (its name), while building or
+        benchmarking a choice of kind ``choice`` (see the class), or else in a selection whose
+        choices are of ``choices``' kinds; None (cannot tell) where what it names is not known."""
+        if self.selections and selection is not None and selection not in self.selections:
+            return False
+        if self.choices and choice is not None:
+            return choice in self.choices
+        if self.choices and choices is not None:
+            return any(kind in self.choices for kind in choices)
+        if (self.selections and selection is None) or self.choices:
+            return None
+        return True
+
+    def is_own(self, text: str | None) -> bool:
+        """Whether ``text`` (an error as ``Type: message``) is one the patch itself raises."""
+        import re
+
+        return text is not None and any(re.search(form, text) for form in self.raises)
 
     @property
     def pattern(self) -> str:

@@ -144,6 +144,78 @@ class TestGuardAloneOnFlexCPU(TestCase):
         self.assertRegex(message, r"kernel triton_flex_\w+\(arg_Q, arg_K, arg_V, .*in_ptr9, in_ptr10, out_ptr0\)")
 
 
+#: A job that compiles ``op``'s sequence under the CPU harness and dies of what the compile raises
+#: (check's steps would catch it).
+JOB = """
+import sys
+from torch._inductor.utils import fresh_cache
+import inductor_fix.check.harness as harness
+import inductor_fix.check.workloads as workloads
+from inductor_fix.check.table import run_sequence
+sys.path.insert(0, {test!r})
+from quick_autotuning import quick_cpu_autotuning
+
+
+def raising_step(aliased, compiled, args, device, check):
+    compiled(*args)
+    return workloads.Step(aliased, None, 0.0, 0)
+
+
+workloads.compile_step = raising_step
+with fresh_cache(), quick_cpu_autotuning(), harness.triton_cpu_harness():
+    run_sequence({op!r}, {order!r}, "cpu", compare=False)
+"""
+
+
+class TestJobReportNamesItsOwnError(TestCase):
+    """Issue 52: a process that died of the guard's own NoValidChoicesError was blamed on the
+    CUTLASS patch (whose crash may end in a NoValidChoicesError). The job's report names it the
+    guard's own error, and the patch that was off for the crash it stopped: benchmark-realign,
+    disabled, in a flex selection."""
+
+    #: The flex workloads stock crashes on, in order: the forward (up to 2.14), the backward (2.15 too).
+    CASES = (("flex", FLEX_ORDER), ("flex_backward", "training"))
+
+    def setUp(self) -> None:
+        super().setUp()
+        if not _flex_lowering_on_triton():
+            self.skipTest(f"the harness cannot route flex to Triton on torch {TORCH_RELEASE}")
+
+    @needs_part_of(FLEX_PATCH, *(op for op, _ in CASES))
+    def test_a_flex_job_with_realignment_off(self) -> None:
+        import json
+        import os
+        import subprocess
+        import tempfile
+        from pathlib import Path
+
+        from inductor_fix.patches import by_name
+        from inductor_fix.report import attribute, format_summary, summarize
+
+        case = next(((op, order) for op, order in self.CASES if affected(op)), None)
+        if case is None:
+            self.skipTest(f"torch {TORCH_RELEASE} passes every flex lowering its kernels' inputs")
+        test = str(Path(__file__).resolve().parents[1])
+        with tempfile.TemporaryDirectory() as directory:
+            job = Path(directory, "job.py")
+            job.write_text(JOB.format(test=test, op=case[0], order=case[1]))
+            env = {k: v for k, v in os.environ.items() if not k.startswith("INDUCTOR_FIX_")}
+            ran = subprocess.run([sys.executable, "-m", "inductor_fix", "run", "--report", "job.jsonl", "--",
+                                  sys.executable, str(job)], capture_output=True, text=True, timeout=600,
+                                 cwd=directory, env={**env, "INDUCTOR_FIX_DISABLE": FLEX_PATCH})
+            self.assertEqual(ran.returncode, 1, ran.stderr[-3000:])
+            (line,) = map(json.loads, Path(directory, "job.jsonl").read_text().splitlines())
+        self.assertEqual(line["exit_error"]["raised_by"], PATCH.name)
+        self.assertRegex(line["exit_error"]["selection"], r"^flex_attention")
+        found = attribute(line)
+        self.assertEqual((found.finding, found.stopped_by), ("own-error", PATCH))
+        self.assertEqual((found.cause.finding, found.cause.patches), ("off", (by_name(FLEX_PATCH),)))
+        advice = " ".join(format_summary(summarize([line])).split())
+        self.assertIn(f"that is inductor_fix's own error, not a stock crash: {PATCH.name} raised it", advice)
+        self.assertIn(f"{FLEX_PATCH} was disabled in that process: turn it on", advice)
+        self.assertNotIn("cutlass", advice.split("advice:")[1].lower())
+
+
 class TestErrorsPassedThrough(TestCase):
     """An error raised under the guard's wrappers says the guard only passed the call on (issue 30:
     PyPI triton's `0 active drivers` on a CPU read as the package's fault)."""

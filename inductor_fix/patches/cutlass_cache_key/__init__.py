@@ -59,6 +59,8 @@ PATCH = Patch(
     # The replayed C++ kernel called through ctypes with a pointer too many: a segmentation fault
     # (H200, 2.11.0), CUTLASS's own error in the other order, an illegal access; in a subprocess
     # benchmark no CUTLASS choice survives.
+    # A CUTLASS choice: CUTLASSTemplateCaller (codegen/cutlass/, 2.11+), CUDATemplateCaller (codegen/cuda/, 2.9-2.10).
     crash=Crash(errors=(r"RuntimeError: Error in function: cutlass_", r"illegal memory access",
-                        r"NoValidChoicesError"), signals=("SIGSEGV", "SIGBUS")),
+                        r"NoValidChoicesError"), signals=("SIGSEGV", "SIGBUS"),
+                choices=("CUTLASSTemplateCaller", "CUDATemplateCaller")),
 )
