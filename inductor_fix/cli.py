@@ -14,9 +14,9 @@ def settle_modules() -> None:
     loads); a release lacks the modules of the others."""
     import importlib
 
-    from .patches import PATCHES
+    from ._lifecycle import LIFECYCLE
 
-    for module in dict.fromkeys(m for patch in PATCHES for m in patch.modules):
+    for module in LIFECYCLE.modules:
         try:
             importlib.import_module(module)
         except ImportError:
@@ -218,20 +218,14 @@ class _Subcommand(argparse.ArgumentParser):
 
 
 def _applied() -> Any:
-    """The package, its public API loaded and the fix applied in this process, which is the
-    command's own (``activated by: cli``), not a user's import: the ``inductor-fix`` program
-    leaves that to the commands that need it (:data:`_inductor_fix_startup.command_line`)."""
-    import os
-
+    """The package, its public API imported and so the fix applied in this process, which is the
+    command's own (``activated by: cli`` where the ``inductor-fix`` program started it): the
+    program leaves that to the commands that need it. Loud: what the import raises is raised."""
     import _inductor_fix_startup
 
     import inductor_fix
 
-    inductor_fix._load_api()
-    main_module = getattr(sys.modules.get("__main__"), "__spec__", None)
-    if os.path.basename(sys.argv[0]).startswith("inductor-fix") or \
-            getattr(main_module, "name", None) == "inductor_fix.__main__":
-        _inductor_fix_startup.record("cli", claims_import=True)
+    _inductor_fix_startup.STARTUP.activate(explicit=True)
     return inductor_fix
 
 

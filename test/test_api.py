@@ -381,6 +381,7 @@ class TestDisabledWithoutItsCrash(TestCase):
         from inductor_fix._activity import Activity
         from inductor_fix._lifecycle import Lifecycle
         from inductor_fix.patches import NotNeeded, Patch, Unsupported
+        from inductor_fix.patches.record import Fix
 
         module = types.ModuleType("inductor_fix_toy_module")
         module.Slot = type("Slot", (), {"call": lambda self: "stock"})
@@ -399,9 +400,10 @@ class TestDisabledWithoutItsCrash(TestCase):
             "toy-cannot-tell": (cannot_tell, None, State.DISABLED),
         }
         for name, (decide, lacks_crash, state) in toys.items():
-            toy = Patch(name=name, targets={f"{module.__name__}:Slot.call": lambda original, context: original},
-                        decide=decide, effect="", upstream="", affected=">=0", delete_when="", diffs=("toy",),
-                        activity=Activity(name), lacks_crash=lacks_crash)
+            fix = Fix(targets={f"{module.__name__}:Slot.call": lambda original, context: original}, decide=decide,
+                      lacks_crash=lacks_crash)
+            toy = Patch(name=name, effect="", upstream="", affected=">=0", delete_when="", diffs=("toy",),
+                        activity=Activity(name), fix=fix)
             lifecycle = Lifecycle((toy,))
             with mock.patch.dict(sys.modules, {module.__name__: module}), \
                     mock.patch.dict("os.environ", {"INDUCTOR_FIX_DISABLE": name}):

@@ -3,8 +3,9 @@
 Two graphs. The package's own (:class:`TestImportGraph`), by its layers. And every Python
 file outside ``test/`` (:class:`TestRepositoryGraph`): the start-up path beside the package
 (``_inductor_fix_startup``) at the bottom, the package above it, the entry point's module
-(``_inductor_fix_autoload``) and ``run``'s start-up hook above the package (they may load it;
-it never imports them back), and the tools, CI scripts and ``setup.py`` on top.
+(``_inductor_fix_autoload``), ``run``'s start-up hook and ``python -m inductor_fix``'s
+``__main__`` above the package (they may load it; it never imports them back), and the tools, CI
+scripts and ``setup.py`` on top.
 
 Every module of ``inductor_fix`` is parsed with ``ast`` (nothing is imported), and every
 ``import`` / ``from ... import`` inside the package becomes an edge, at module level or
@@ -212,7 +213,9 @@ def repo_modules() -> dict[str, Path]:
 def repo_layer(name: str) -> int:
     if name == STARTUP:
         return 0
-    if name == ENTRY or name.startswith(f"{PACKAGE}._bootstrap"):  # run on start-up, outside the package's import
+    # Run on start-up, outside the package's import: the entry module, run's hook, and python -m's
+    # program (which runs the entry module's cli, as the console script does).
+    if name in (ENTRY, f"{PACKAGE}.__main__") or name.startswith(f"{PACKAGE}._bootstrap"):
         return len(LAYERS) + 1
     if name == PACKAGE or name.startswith(f"{PACKAGE}."):
         return 1 + layer(name)
