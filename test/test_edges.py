@@ -380,6 +380,13 @@ print(json.dumps([[os.path.abspath(str(entry.dist._path)), entry.value]
         probe, oracle = self._both(os.environ.get("PYTHONPATH", ""))
         self.assertEqual(probe, oracle)
 
+    def test_the_probe_is_a_module_ruff_and_mypy_read(self) -> None:
+        # Issue 52: it was code inside an f-string. The child runs the package's own file.
+        from inductor_fix import _entry_point_probe, _install
+
+        self.assertEqual(Path(_install._PROBE), Path(_entry_point_probe.__file__))
+        self.assertTrue(callable(_entry_point_probe.probe))
+
     def test_shadowed_declared_by_another_project_and_commented(self) -> None:
         with tempfile.TemporaryDirectory() as directory:
             site = Path(TestEntryPointDiagnosis()._fake_install(directory, "_inductor_fix_gone", directory))
