@@ -30,7 +30,13 @@ def _status(args: argparse.Namespace) -> int:
     inductor_fix = _applied()
     if not args.no_load:
         try:
-            import torch._inductor.select_algorithm  # noqa: F401  (resolves "pending")
+            import warnings
+
+            with warnings.catch_warnings():
+                # torch's own, at import torch where numpy is not installed: nothing status reads needs
+                # numpy, and a user's first command should not greet them with a warning to puzzle over.
+                warnings.filterwarnings("ignore", "Failed to initialize NumPy", UserWarning)
+                import torch._inductor.select_algorithm  # noqa: F401  (resolves "pending")
 
             settle_modules()
         except ImportError:
@@ -267,7 +273,8 @@ class _Version(argparse.Action):
         installed = distribution_version(DISTRIBUTION)
         version = installed if installed == __version__ else \
             f"{__version__} (running from {__file__.rsplit('/', 2)[0]})"
-        parser.exit(message=f"{DISTRIBUTION} {version}\n")
+        print(f"{DISTRIBUTION} {version}")  # stdout, as argparse's own version action: v=$(inductor-fix --version)
+        parser.exit()
 
 
 def _describe() -> str:

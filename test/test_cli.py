@@ -86,6 +86,63 @@ class TestStatusCommand(TestCase):
         self.assertIsNone(status["protected"])
 
 
+class TestANewUsersFindings(TestCase):
+    """Issue 52: what a new user met, each with the fault it would show."""
+
+    def _python(self, code: str, **env: str) -> subprocess.CompletedProcess:
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("INDUCTOR_FIX_")}
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                              env={**environment, **env})
+
+    def test_version_is_on_stdout(self) -> None:
+        # v=$(inductor-fix --version 2>/dev/null) holds it, as it did before 35ab449.
+        result = _cli("--version", timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stdout, f"inductor-fix {inductor_fix.__version__}\n")
+        self.assertEqual(result.stderr, "")
+
+    def test_status_does_not_pass_on_torchs_numpy_warning(self) -> None:
+        # torch warns "Failed to initialize NumPy" at import torch where numpy is not installed (a
+        # fresh venv with torch 2.15.0): status imports torch itself, and needs no numpy.
+        hide_numpy = "import sys; sys.modules['numpy'] = None; "
+        control = self._python(hide_numpy + "import torch")
+        self.assertIn("Failed to initialize NumPy", control.stderr)  # the warning this test is about
+        result = self._python(hide_numpy + "from inductor_fix.cli import main; sys.exit(main(['status']))")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertNotIn("NumPy", result.stderr)
+
+    @needs_a_check_op
+    def test_check_without_torch_names_the_pip_command(self) -> None:
+        code = ("import sys; sys.modules['torch'] = None; from inductor_fix.cli import main; "
+                f"sys.exit(main(['check', '--ops', {FIRST_CASE[0]!r}]))")
+        result = self._python(code)
+        self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
+        self.assertIn("torch is not installed in this Python", result.stderr)
+        self.assertIn("python -m pip install torch", result.stderr)
+
+    def test_check_refuses_a_bad_json_path_before_torch_loads(self) -> None:
+        code = ("import sys; from inductor_fix.cli import main; "
+                "code = main(['check', '--json', '/nonexistent/x.json']); print('torch' in sys.modules); "
+                "sys.exit(code)")
+        result = self._python(code)
+        self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
+        self.assertIn("--json /nonexistent/x.json: no such directory: /nonexistent", result.stderr)
+        self.assertEqual(result.stdout.splitlines()[-1], "False", result.stdout)
+
+    def test_status_headline_wraps_between_items(self) -> None:
+        from inductor_fix.status import PatchStatus, State, Status
+
+        for first in (State.NOT_NEEDED, State.APPLIED):  # 2.15.0's states, and 2.14's
+            patches = tuple(PatchStatus(p.name, (), first if i == 0 else State.APPLIED, "")
+                            for i, p in enumerate(PATCHES))
+            lines = Status.of(patches, "2.15.0", "3.5.0", "0.1.0").format().splitlines()
+            headline = lines[:next(i for i, line in enumerate(lines) if line.startswith("  inductor_fix "))]
+            with self.subTest(first=first):
+                self.assertTrue(all(len(line) <= 100 for line in headline), headline)
+                for patch in patches:  # each item whole on one line
+                    self.assertTrue(any(f"{patch.name} {patch.state}" in line for line in headline), headline)
+
+
 class TestCheckCommand(TestCase):
     @needs_a_check_op
     def test_check_runs_each_patchs_first_op(self) -> None:

@@ -304,13 +304,22 @@ def _run_check(ops: Sequence[str] | None, device: str, jobs: int | None, timeout
         print("\n".join(not_loaded))
         print("inductor_fix check: no op can run (above)", file=sys.stderr)
         return 2
+    # A bad argument is refused before torch loads (seconds), not after every case has run; in
+    # run --report's words (inductor_fix._files).
+    problem = unwritable(json_path, create=False) if json_path else None
+    if problem:
+        print(f"inductor_fix check: --json {json_path}: {problem}", file=sys.stderr)
+        return 2
     print(f"inductor_fix check: loading torch ({', '.join(chosen)}) ...", flush=True)
     sweep()  # what a check killed outright (SIGKILL) left in the temporary directory
     ignore_cpu_backend_warning()
     try:
         import torch
     except ImportError:
-        print("inductor_fix check: torch is not installed", file=sys.stderr)
+        print(f"inductor_fix check: torch is not installed in this Python ({sys.executable}): install the torch "
+              "you use first, python -m pip install torch (CPU-only: python -m pip install torch --index-url "
+              "https://download.pytorch.org/whl/cpu, then python -m pip install triton), then run check again",
+              file=sys.stderr)
         return 2
     except Exception as error:
         print(f"inductor_fix check: importing torch failed: {type(error).__name__}: {error}", file=sys.stderr)
@@ -323,11 +332,6 @@ def _run_check(ops: Sequence[str] | None, device: str, jobs: int | None, timeout
         return 2
     if device == "cuda" and not torch.cuda.is_available():
         print("inductor_fix check: --device cuda, but torch sees no CUDA device", file=sys.stderr)
-        return 2
-    # Said now, not after every case has run; in run --report's words (inductor_fix._files).
-    problem = unwritable(json_path, create=False) if json_path else None
-    if problem:
-        print(f"inductor_fix check: --json {json_path}: {problem}", file=sys.stderr)
         return 2
     cpus = os.cpu_count() or 1
     jobs = jobs or (cpus if device == "cpu" else max(1, min(8, cpus // 2)))
