@@ -28,7 +28,7 @@ from ._version import __version__
 from ._versions import triton_version
 from ._warnings import warn_once
 from .patches import PATCHES, NotNeeded, Patch, Unsupported, fingerprints
-from .patches.record import Factory, Fix, FixError, fix_of
+from .patches.patch import Factory, Fix, FixError, fix_of
 from .patches.target_names import qualified_name, split_target, target_module
 from .status import PatchStatus, State, Status
 

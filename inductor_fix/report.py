@@ -21,7 +21,7 @@ from .status import PROTECTED_STATES, State
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from .patches.record import Patch
+    from .patches.patch import Patch
 
 __all__ = ["EXIT_STATUS", "FORMAT", "VARIABLE", "ReportError", "Summary", "format_summary", "read", "summarize"]
 

@@ -381,7 +381,7 @@ class TestDisabledWithoutItsCrash(TestCase):
         from inductor_fix._activity import Activity
         from inductor_fix._lifecycle import Lifecycle
         from inductor_fix.patches import NotNeeded, Patch, Unsupported
-        from inductor_fix.patches.record import Fix
+        from inductor_fix.patches.patch import Fix
 
         module = types.ModuleType("inductor_fix_toy_module")
         module.Slot = type("Slot", (), {"call": lambda self: "stock"})

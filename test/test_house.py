@@ -97,7 +97,7 @@ class TestGenericCodeNamesNoPatch(unittest.TestCase):
 TOY = '''
 """toy: a patch that exists only in a test (it wraps nothing real: NotNeeded)."""
 
-from inductor_fix.patches.record import Patch
+from inductor_fix.patches.patch import Patch
 
 from .activity import ACTIVITY
 
@@ -105,12 +105,12 @@ PATCH = Patch(name="toy-patch", effect="nothing", upstream="none", affected=">=0
               diffs=("0000-toy.patch",), activity=ACTIVITY, package="toy_patch")
 '''
 TOY_ACTIVITY = '''
-from inductor_fix.patches.record import Activity, Kind
+from inductor_fix.patches.patch import Activity, Kind
 
 ACTIVITY = Activity("toy-patch", (Kind("toy_acted", "the toy did its thing", lambda d: f"toy did {d['thing']}"),))
 '''
 TOY_FIX = '''
-from inductor_fix.patches.record import Fix, NotNeeded
+from inductor_fix.patches.patch import Fix, NotNeeded
 
 from .activity import ACTIVITY
 

@@ -161,14 +161,14 @@ class TestImportGraph(unittest.TestCase):
     def test_a_second_reader_of_the_table_is_caught(self) -> None:
         edges = graph()
         edges["inductor_fix.check.runner"] = edges["inductor_fix.check.runner"] | {"inductor_fix.patches"}
-        edges["inductor_fix.patches.record"] = edges["inductor_fix.patches.record"] | {"inductor_fix.check.parts"}
+        edges["inductor_fix.patches.patch"] = edges["inductor_fix.patches.patch"] | {"inductor_fix.check.parts"}
         self.assertEqual(table_readers(edges), ["inductor_fix.check.runner"])
-        self.assertEqual(core_importing_check(edges), ["inductor_fix.patches.record"])
+        self.assertEqual(core_importing_check(edges), ["inductor_fix.patches.patch"])
 
     def test_the_graph_sees_function_level_and_relative_imports(self) -> None:
         # Controls for the parser itself: edges known to exist, one of them inside a function.
         edges = graph()
-        self.assertIn("inductor_fix.patches.record", edges["inductor_fix._lifecycle"])  # from .patches.record import
+        self.assertIn("inductor_fix.patches.patch", edges["inductor_fix._lifecycle"])  # from .patches.patch import
         self.assertIn("inductor_fix.patches", edges["inductor_fix._lifecycle"])  # the package it runs first
         self.assertNotIn("inductor_fix.patches", edges["inductor_fix._registry"])  # the undo stack stands alone
         self.assertIn("inductor_fix._trace", edges["inductor_fix._activity"])  # inside a function

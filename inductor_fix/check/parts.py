@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, ContextManager, Mapping, NamedT
 from .workloads import Workload
 
 if TYPE_CHECKING:
-    from ..patches.record import Patch
+    from ..patches.patch import Patch
 
 __all__ = ["KINDS", "BenchPart", "CheckPart", "Drill", "DrillsPart", "Loaded", "PartError", "by_op", "check_ops",
            "crashes", "killed_by", "load_parts", "part", "patches"]
@@ -206,7 +206,7 @@ def check_ops(patch: Patch) -> dict[str, str]:
 def killed_by(signal: str) -> str:
     """How ``check`` says a case process a signal ended (``"killed by SIGSEGV"``): the patch
     record's words, which a patch's ``Crash.signals`` match."""
-    from ..patches.record import killed_by as words
+    from ..patches.patch import killed_by as words
 
     return words(signal)
 
@@ -225,6 +225,6 @@ def crashes(op: str, torch_version: str) -> bool:
     patch = by_op(op)
     if patch is None:
         return False
-    from ..patches.record import in_releases
+    from ..patches.patch import in_releases
 
     return in_releases(check_ops(patch)[op] or patch.affected, torch_version)

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from .._members import function_of
 from .._versions import release_of
-from .record import Patch, Unsupported
+from .patch import Patch, Unsupported
 from .target_names import split_target, target_module
 
 __all__ = ["FINGERPRINTS_FILE", "check", "fingerprint", "recorded", "recorded_fingerprints", "source_fingerprint"]

@@ -40,7 +40,7 @@ def guard_alone_on_flex() -> None:
     import torch
 
     from inductor_fix.check.table import run_sequence, workloads
-    from inductor_fix.patches.record import in_releases
+    from inductor_fix.patches.patch import in_releases
 
     crashing = [op for op in FLEX_OPS if in_releases(workloads()[op].crashes, torch.__version__)]
     if not crashing:

@@ -39,7 +39,7 @@ the oldest supported torch checks a choice's arity against its benchmark argumen
 
 from __future__ import annotations
 
-from ..record import LAUNCHER_ERRORS, Crash, Patch
+from ..patch import LAUNCHER_ERRORS, Crash, Patch
 from .activity import ACTIVITY
 
 __all__ = ["PATCH"]

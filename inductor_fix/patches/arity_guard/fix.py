@@ -14,7 +14,7 @@ from typing import Any, Callable, NamedTuple
 
 from ..._launch import GRID_VALUES, kernel_parameters, tensor_metas
 from ..decide import require_class, require_codegen_cache, require_function, require_parameters
-from ..record import Fix, Unsupported
+from ..patch import Fix, Unsupported
 
 from .activity import ACTIVITY
 
@@ -292,5 +292,5 @@ def targets() -> dict[str, Any]:
     }
 
 
-#: How the patch acts, loaded by the lifecycle (``record.fix_of``), never by the table.
+#: How the patch acts, loaded by the lifecycle (``patch.fix_of``), never by the table.
 FIX = Fix(targets=targets(), decide=decide)

@@ -41,7 +41,7 @@ torch shares autotuning across aliasing patterns itself (0005's change, or its e
 
 from __future__ import annotations
 
-from ..record import Patch
+from ..patch import Patch
 from .activity import ACTIVITY
 
 __all__ = ["PATCH"]

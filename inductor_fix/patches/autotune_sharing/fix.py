@@ -12,7 +12,7 @@ from types import ModuleType
 from typing import Any, Callable
 
 from ..decide import require_codegen_cache, require_function, require_parameters
-from ..record import Fix, Unsupported
+from ..patch import Fix, Unsupported
 from ..target_names import MODULE
 # The probe that calls make_key with (x, x) and (x, y); shared with cache-key.
 from ..triton_key import keys_separate_aliasing, separates_aliasing
@@ -305,5 +305,5 @@ def targets() -> dict[str, Any]:
             "TritonTemplateCaller.hash_key": _hash_key, "TritonTemplateCaller.kernel_hash_key": _kernel_hash_key}
 
 
-#: How the patch acts, loaded by the lifecycle (``record.fix_of``), never by the table.
+#: How the patch acts, loaded by the lifecycle (``patch.fix_of``), never by the table.
 FIX = Fix(targets=targets(), decide=decide)

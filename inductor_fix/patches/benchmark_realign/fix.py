@@ -11,7 +11,7 @@ from types import ModuleType
 from typing import Any, Callable, NamedTuple, Sequence
 
 from ..decide import require_class, require_parameters
-from ..record import Fix, Unsupported
+from ..patch import Fix, Unsupported
 from .activity import ACTIVITY
 
 __all__ = ["FIX", "Realignment", "decide", "group_choices", "input_names", "plan_realignment", "realigned_benchmark",
@@ -279,5 +279,5 @@ def targets() -> dict[str, Any]:
     return {TARGET: _benchmark, SELECTION: _selection}
 
 
-#: How the patch acts, loaded by the lifecycle (``record.fix_of``), never by the table.
+#: How the patch acts, loaded by the lifecycle (``patch.fix_of``), never by the table.
 FIX = Fix(targets=targets(), decide=decide)

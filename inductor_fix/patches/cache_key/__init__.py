@@ -29,7 +29,7 @@ torch is 2.15.0.
 
 from __future__ import annotations
 
-from ..record import LAUNCHER_ERRORS, Crash, Patch
+from ..patch import LAUNCHER_ERRORS, Crash, Patch
 from .activity import ACTIVITY
 
 __all__ = ["PATCH"]

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from ..aliasing import ProbeError, aliasing_pattern
 from ..decide import require_codegen_cache, require_parameters
-from ..record import Fix, NotNeeded
+from ..patch import Fix, NotNeeded
 from ..target_names import MODULE
 from .probe import TARGET, keys_separate_aliasing, lacks_crash, separates_aliasing, verify
 
@@ -142,5 +142,5 @@ def targets() -> dict[str, Any]:
     return {TARGET: aliasing_aware_make_key}
 
 
-#: How the patch acts, loaded by the lifecycle (``record.fix_of``), never by the table.
+#: How the patch acts, loaded by the lifecycle (``patch.fix_of``), never by the table.
 FIX = Fix(targets=targets(), decide=decide, verify=verify, lacks_crash=lacks_crash)

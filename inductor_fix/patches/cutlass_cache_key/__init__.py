@@ -35,7 +35,7 @@ yet, 2.15.0 included).
 
 from __future__ import annotations
 
-from ..record import Crash, Patch
+from ..patch import Crash, Patch
 from .activity import ACTIVITY
 
 __all__ = ["PATCH"]

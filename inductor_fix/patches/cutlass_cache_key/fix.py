@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 
 from ..aliasing import ProbeError, aliasing_pattern, key_probe, separates, verifier
 from ..decide import require_class, require_function, require_parameters
-from ..record import Fix, NotNeeded, Unsupported
+from ..patch import Fix, NotNeeded, Unsupported
 
 from .activity import ACTIVITY
 
@@ -197,5 +197,5 @@ def targets() -> dict[str, Any]:
             for attribute, factory in (("make_key", _make_key), ("generate", _generate))}
 
 
-#: How the patch acts, loaded by the lifecycle (``record.fix_of``), never by the table.
+#: How the patch acts, loaded by the lifecycle (``patch.fix_of``), never by the table.
 FIX = Fix(targets=targets(), decide=decide, verify=verify)

@@ -1,4 +1,4 @@
-"""What a patch is: the record of the table (:class:`Patch`), what its stock crash looks like
+"""What a patch is: the entry of the table (:class:`Patch`), what its stock crash looks like
 (:class:`Crash`), how it acts (:class:`Fix`, loaded only by what applies it: :func:`fix_of`),
 and the two answers ``decide`` gives besides a context (:class:`NotNeeded`, :class:`Unsupported`).
 
@@ -22,7 +22,7 @@ releases that have the bug (a ``packaging`` specifier, for tests and tools: whet
 needs a patch is decided by behaviour, never by this range), the diff in ``patches/`` that
 carries it upstream, and when it can be deleted.
 
-Beside it: :mod:`.targets` (target names), :mod:`.decide` (the checks ``decide`` shares),
+Beside it: :mod:`.target_names` (target names), :mod:`.decide` (the checks ``decide`` shares),
 :mod:`.fingerprints` (source fingerprints), :mod:`.aliasing` (the aliasing pattern and the
 probe of a ``make_key``), :mod:`.triton_key` (that probe of the Triton codegen cache's key).
 Nothing here imports torch: ``import inductor_fix`` must stay cheap.
