@@ -159,8 +159,8 @@ class Status:
 
 
 def _wrap_items(text: str, width: int, indent: str) -> list[str]:
-    """``text``, a list of items joined by ``"; "`` (the headline's ``cache-key applied;
-    arity-guard applied``), in lines of at most ``width`` columns broken between items, the later
+    """``text``, a list of items joined by ``"; "`` (the headline's ``<patch> <state>`` of each
+    patch), in lines of at most ``width`` columns broken between items, the later
     lines indented by ``indent``; an item longer than a line is broken at its spaces."""
     import textwrap
 
