@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
     Callback = Callable[[ModuleType], object]
 
-__all__ = ["FINDER", "INDUCTOR", "OFF", "ON", "STARTUP", "Startup", "VARIABLE", "loaded", "switch", "unregister",
+__all__ = ["FINDER", "INDUCTOR", "OFF", "ON", "STARTUP", "Startup", "VARIABLE", "loaded", "on_or_off", "unregister",
            "when_imported"]
 
 #: The words of every on/off variable of the package (``INDUCTOR_FIX_AUTOLOAD``, ``INDUCTOR_FIX_DISABLE``).
@@ -66,8 +66,9 @@ TORCH_LOGS = "torch._logging._registrations"
 INDUCTOR = "torch._inductor.select_algorithm"
 
 
-def switch(value: str | None) -> bool | None:
-    """True for an on word (or unset/empty), False for an off word, None for anything else."""
+def on_or_off(value: str | None) -> bool | None:
+    """True for an on word (or unset/empty), False for an off word, None for anything else. (The
+    undo stack's "switch" is another thing: the object in a wrapped slot, ``_registry``.)"""
     value = (value or "").strip().lower()
     return True if value in ("",) + ON else False if value in OFF else None
 
@@ -97,7 +98,7 @@ class Startup:
         module and the package each hand one over (this module never imports the package).
         Never raises."""
         try:
-            if route == "autoload" and switch(os.environ.get(VARIABLE)) is False:
+            if route == "autoload" and on_or_off(os.environ.get(VARIABLE)) is False:
                 return
             if importer is not None and self.importer is None:
                 self.importer = importer
@@ -149,7 +150,8 @@ class Startup:
         register_log = getattr(sys.modules.get("torch._logging._internal"), "register_log", None)
         if register_log is not None:
             register_log("inductor_fix", "inductor_fix")
-        misspelt = switch(os.environ.get(VARIABLE)) is None and os.environ.get(WARNED_VARIABLE) != os.environ[VARIABLE]
+        value = os.environ.get(VARIABLE)
+        misspelt = on_or_off(value) is None and os.environ.get(WARNED_VARIABLE) != value
         if misspelt or self.report:
             self.activate()
         if misspelt:  # with the package's warn-once where it imported, else a plain warning

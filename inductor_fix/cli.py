@@ -106,7 +106,7 @@ def _autoload_off() -> str | None:
 
     if os.environ.get("TORCH_DEVICE_BACKEND_AUTOLOAD", "1") != "1":  # torch's own test of it
         return f"TORCH_DEVICE_BACKEND_AUTOLOAD={os.environ['TORCH_DEVICE_BACKEND_AUTOLOAD']}"
-    if startup.switch(os.environ.get(startup.VARIABLE)) is False:
+    if startup.on_or_off(os.environ.get(startup.VARIABLE)) is False:
         return f"{startup.VARIABLE}={os.environ[startup.VARIABLE]}"
     return None
 
