@@ -112,7 +112,7 @@ def _autoload_off() -> str | None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .launcher import LaunchError, run
+    from .run import LaunchError, run
 
     command = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
     try:

@@ -27,10 +27,10 @@ ROOT = Path(__file__).resolve().parents[1] / PACKAGE
 
 #: Layers, lowest first: a module may import its own layer or a lower one, never a higher one.
 #: 0, the core: the private modules, the patch table and each patch's fix and activity, the
-#: status data; 1, the job report (writer and reader) and ``inductor-fix run``'s launcher; 2,
+#: status data; 1, the job report (writer and reader) and ``inductor-fix run`` (``run.py``); 2,
 #: the package's ``__init__`` and ``_api`` (the public API it re-exports); 3, ``check`` and each patch's check, seams,
 #: bench and drills parts; 4, the command line.
-LAYERS = ("core", "report, launcher", "the package __init__", "check", "cli")
+LAYERS = ("core", "report, run", "the package __init__", "check", "cli")
 
 
 #: The parts of a patch's folder that belong to ``check``'s layer (its workloads, harness
@@ -45,7 +45,7 @@ def layer(module: str) -> int:
     first = parts[0]
     if first == "patches" and len(parts) == 3 and parts[2] in CHECK_PARTS:
         return 3
-    if first in ("_report_writer", "report", "launcher"):
+    if first in ("_report_writer", "report", "run"):
         return 1
     if first.startswith("_") and first != "__main__" or first in ("patches", "status"):
         return 0

@@ -35,7 +35,7 @@ from types import ModuleType
 from typing import Any, Callable, Mapping, NamedTuple
 
 from .._activity import Activity, Kind
-from .._launch import LAUNCHER_ERRORS
+from .._triton_launch import LAUNCHER_ERRORS
 from .._versions import release_of
 from .target_names import target_module
 

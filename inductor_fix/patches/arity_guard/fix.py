@@ -12,7 +12,7 @@ import threading
 from types import ModuleType
 from typing import Any, Callable, NamedTuple
 
-from ..._launch import GRID_VALUES, kernel_parameters, tensor_metas
+from ..._triton_launch import GRID_VALUES, kernel_parameters, tensor_metas
 from ..decide import require_class, require_codegen_cache, require_function, require_parameters
 from ..patch import Fix, Unsupported
 

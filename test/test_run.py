@@ -22,7 +22,7 @@ from pathlib import Path
 from helpers import OP, ORDER, affected, needs_a_check_op
 
 from inductor_fix.check.table import steps_of
-from inductor_fix.launcher import BOOTSTRAP, environment
+from inductor_fix.run import BOOTSTRAP, environment
 from inductor_fix.patches import PATCHES
 from torch._inductor.test_case import TestCase, run_tests
 
