@@ -25,7 +25,7 @@ import _inductor_fix_startup as startup
 from . import _trace
 from ._registry import ABSENT, Registry
 from ._version import __version__
-from ._versions import triton_version
+from ._installed import triton_version
 from ._warnings import warn_once
 from .patches import PATCHES, NotNeeded, Patch, Unsupported, fingerprints
 from .patches.patch import Factory, Fix, FixError, fix_of
@@ -74,7 +74,7 @@ def unknown_names_message(unknown: list[str], names: Sequence[str]) -> str:
 
 
 def _torch_version() -> str | None:
-    from ._versions import torch_version
+    from ._installed import torch_version
 
     return torch_version()
 

@@ -80,7 +80,7 @@ def _status(args: argparse.Namespace) -> int:
         print(status.format(after_headline=textwrap.wrap(f"autoload: {autoload}", 100, initial_indent="  ",
                                                          subsequent_indent="    ", break_on_hyphens=False)))
     if status.state == "unsupported" and not args.json:
-        from ._versions import please_report
+        from ._installed import please_report
 
         print(please_report("the output of inductor-fix status --json"))
     if broken:
@@ -268,7 +268,7 @@ class _Version(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option: Any = None) -> None:
         from ._version import __version__
-        from ._versions import DISTRIBUTION, distribution_version
+        from ._installed import DISTRIBUTION, distribution_version
 
         installed = distribution_version(DISTRIBUTION)
         version = installed if installed == __version__ else \
@@ -375,7 +375,7 @@ def _main(argv: list[str] | None) -> int:
     chosen = words[command] if command < len(words) else None
 
     def epilog() -> str:
-        from ._versions import project_url
+        from ._installed import project_url
 
         issues = project_url("Issues")
         return (f"examples:\n  {program} status --require protected   # exit 1 unless this torch is protected\n"

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import patches as table
 from ._report_writer import FORMAT, VARIABLE
-from ._versions import please_report
+from ._installed import please_report
 from .status import PROTECTED_STATES, State
 
 if TYPE_CHECKING:

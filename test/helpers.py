@@ -16,7 +16,7 @@ import torch
 from packaging.version import Version
 
 from inductor_fix._triton_launch import LAUNCHER_ERRORS
-from inductor_fix._versions import release_of
+from inductor_fix._installed import release_of
 from inductor_fix.check import parts
 from inductor_fix.check.harness import ORACLE_ERROR
 

@@ -521,7 +521,7 @@ class TestRepository(TestCase):
 
         from inductor_fix.check.runner import triton_hint
 
-        with mock.patch("inductor_fix._versions.triton_required", return_value=None):
+        with mock.patch("inductor_fix._installed.triton_required", return_value=None):
             command = triton_hint().split(" (")[0]
         readme = " ".join((ROOT / "README.md").read_text().replace("`", "").split())
         self.assertIn(command, readme)

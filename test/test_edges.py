@@ -234,11 +234,11 @@ class TestTritonHint(unittest.TestCase):
     def test_it_names_the_triton_torch_declares(self) -> None:
         from inductor_fix.check import runner
 
-        with mock.patch("inductor_fix._versions.triton_required", return_value="triton==3.9.1"):
+        with mock.patch("inductor_fix._installed.triton_required", return_value="triton==3.9.1"):
             self.assertIn("python -m pip install triton==3.9.1 (what torch", runner.triton_hint())
-        with mock.patch("inductor_fix._versions.triton_required", return_value="triton~=3.9.0"):
+        with mock.patch("inductor_fix._installed.triton_required", return_value="triton~=3.9.0"):
             self.assertIn('python -m pip install "triton~=3.9.0" (what torch', runner.triton_hint())
-        with mock.patch("inductor_fix._versions.triton_required", return_value=None):
+        with mock.patch("inductor_fix._installed.triton_required", return_value=None):
             hint = runner.triton_hint()
         self.assertNotRegex(hint, r"triton \d|triton==")  # no release it cannot know
         self.assertIn("pip show torch", hint)
@@ -248,7 +248,7 @@ class TestTritonHint(unittest.TestCase):
         2.14.1's pin, 2.15.0's compatible release with a marker (a new user on 2.15.0 was told to
         find it with pip show), a nightly's pytorch-triton; a marker that does not hold here, and a
         CPU build, declare none."""
-        from inductor_fix._versions import triton_required
+        from inductor_fix._installed import triton_required
 
         linux = sys.platform.startswith("linux")
         forms = {

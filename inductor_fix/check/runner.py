@@ -35,7 +35,7 @@ from typing import Any, NamedTuple, Sequence
 import inductor_fix
 
 from .._files import unwritable, write_whole
-from .._versions import please_report
+from .._installed import please_report
 from .case import RESULT_MARKER, ignore_cpu_backend_warning
 from .child import Stopped, private_directory, run_child, stop_all, sweep
 from .harness import ORACLE_ERROR
@@ -143,7 +143,7 @@ def triton_hint() -> str:
     triton this torch's metadata declares, where it declares one (CUDA builds), else which to look for."""
     import re
 
-    from .._versions import triton_required, torch_version
+    from .._installed import triton_required, torch_version
 
     declared = triton_required()
     if declared is not None:

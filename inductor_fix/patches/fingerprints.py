@@ -14,7 +14,7 @@ from types import CodeType, ModuleType
 from typing import Any, Mapping
 
 from .._members import function_of
-from .._versions import release_of
+from .._installed import release_of
 from .patch import Patch, Unsupported
 from .target_names import split_target, target_module
 

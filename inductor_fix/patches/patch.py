@@ -36,7 +36,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 
 from .._activity import Activity, Kind
 from .._triton_launch import LAUNCHER_ERRORS
-from .._versions import release_of
+from .._installed import release_of
 from .target_names import target_module
 
 __all__ = ["LAUNCHER_ERRORS", "Activity", "Crash", "Factory", "Fix", "FixError", "Kind", "NotNeeded", "Patch",
