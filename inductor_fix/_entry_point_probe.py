@@ -1,5 +1,5 @@
 """The probe ``inductor-fix status`` runs in a fresh interpreter of this environment: can torch
-load this package's ``torch.backends`` entry point here? (:mod:`inductor_fix._install` starts it
+load this package's ``torch.backends`` entry point here? (:mod:`inductor_fix._entry_points` starts it
 and reads its answer.)
 
 Run as a file, never imported as part of the package: ``python -c "<exec of this file>" PATH GROUP

@@ -24,7 +24,7 @@ def settle_modules() -> None:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from ._install import advice, start_entry_points
+    from ._entry_points import advice, start_entry_points
 
     found_entry_points = start_entry_points()  # a process of its own: it runs while this one works
     inductor_fix = _applied()

@@ -365,13 +365,13 @@ print(json.dumps([[os.path.abspath(str(entry.dist._path)), entry.value]
 """
 
     def _both(self, pythonpath: str) -> tuple[list, list]:
-        from inductor_fix import _install
+        from inductor_fix import _entry_points
 
         env = {**os.environ, "PYTHONPATH": pythonpath}
         with tempfile.TemporaryDirectory() as scratch, mock.patch.dict(os.environ, env):
             oracle = subprocess.run([sys.executable, "-c", self.ORACLE], capture_output=True, text=True,
                                     cwd=scratch, env=env, timeout=120, check=True)
-            found = _install.entry_points()
+            found = _entry_points.entry_points()
         self.assertIsNotNone(found)
         probe = [[os.path.abspath(entry.metadata), entry.value] for entry in found]
         return probe, json.loads(oracle.stdout)
@@ -382,9 +382,9 @@ print(json.dumps([[os.path.abspath(str(entry.dist._path)), entry.value]
 
     def test_the_probe_is_a_module_ruff_and_mypy_read(self) -> None:
         # Issue 52: it was code inside an f-string. The child runs the package's own file.
-        from inductor_fix import _entry_point_probe, _install
+        from inductor_fix import _entry_point_probe, _entry_points
 
-        self.assertEqual(Path(_install._PROBE), Path(_entry_point_probe.__file__))
+        self.assertEqual(Path(_entry_points._PROBE), Path(_entry_point_probe.__file__))
         self.assertTrue(callable(_entry_point_probe.probe))
 
     def test_shadowed_declared_by_another_project_and_commented(self) -> None:
