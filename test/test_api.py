@@ -32,7 +32,7 @@ from inductor_fix._registry import MARKER
 from inductor_fix.patches import PATCHES
 from inductor_fix._members import function_of
 from inductor_fix.patches.fingerprints import recorded as _recorded
-from inductor_fix.patches.decide import CODEGEN_CACHE_ADDED
+from inductor_fix.patches.require import CODEGEN_CACHE_ADDED
 from inductor_fix.patches.target_names import qualified_name, split_target, target_owner
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version

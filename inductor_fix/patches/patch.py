@@ -22,7 +22,7 @@ releases that have the bug (a ``packaging`` specifier, for tests and tools: whet
 needs a patch is decided by behaviour, never by this range), the diff in ``patches/`` that
 carries it upstream, and when it can be deleted.
 
-Beside it: :mod:`.target_names` (target names), :mod:`.decide` (the checks ``decide`` shares),
+Beside it: :mod:`.target_names` (target names), :mod:`.require` (the ``require_*`` checks every ``decide`` shares),
 :mod:`.fingerprints` (source fingerprints), :mod:`.aliasing` (the aliasing pattern and the
 probe of a ``make_key``), :mod:`.triton_key` (that probe of the Triton codegen cache's key).
 Nothing here imports torch: ``import inductor_fix`` must stay cheap.

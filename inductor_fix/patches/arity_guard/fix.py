@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import Any, Callable, NamedTuple
 
 from ..._triton_launch import GRID_VALUES, kernel_parameters, tensor_metas
-from ..decide import require_class, require_codegen_cache, require_function, require_parameters
+from ..require import require_class, require_codegen_cache, require_function, require_parameters
 from ..patch import Fix, Unsupported
 
 from .activity import ACTIVITY

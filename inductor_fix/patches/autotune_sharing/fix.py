@@ -11,7 +11,7 @@ import weakref
 from types import ModuleType
 from typing import Any, Callable
 
-from ..decide import require_codegen_cache, require_function, require_parameters
+from ..require import require_codegen_cache, require_function, require_parameters
 from ..patch import Fix, Unsupported
 from ..target_names import MODULE
 # The probe that calls make_key with (x, x) and (x, y); shared with cache-key.

@@ -10,7 +10,7 @@ import logging
 from types import ModuleType
 from typing import Any, Callable, NamedTuple, Sequence
 
-from ..decide import require_class, require_parameters
+from ..require import require_class, require_parameters
 from ..patch import Fix, Unsupported
 from .activity import ACTIVITY
 

@@ -10,7 +10,7 @@ from types import ModuleType
 from typing import Any, Callable
 
 from ..aliasing import ProbeError, aliasing_pattern
-from ..decide import require_codegen_cache, require_parameters
+from ..require import require_codegen_cache, require_parameters
 from ..patch import Fix, NotNeeded
 from ..target_names import MODULE
 from .probe import TARGET, keys_separate_aliasing, lacks_crash, separates_aliasing, verify

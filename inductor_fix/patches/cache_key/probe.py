@@ -11,7 +11,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from ..aliasing import verifier
-from ..decide import require_codegen_cache, require_parameters
+from ..require import require_codegen_cache, require_parameters
 from ..patch import NotNeeded
 from ..triton_key import PROBE_ARGUMENTS, keys_separate_aliasing, separates_aliasing
 

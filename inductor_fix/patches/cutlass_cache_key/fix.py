@@ -11,7 +11,7 @@ from types import ModuleType
 from typing import Any, Callable, Sequence
 
 from ..aliasing import ProbeError, aliasing_pattern, key_probe, separates, verifier
-from ..decide import require_class, require_function, require_parameters
+from ..require import require_class, require_function, require_parameters
 from ..patch import Fix, NotNeeded, Unsupported
 
 from .activity import ACTIVITY
