@@ -68,7 +68,7 @@ INDUCTOR = "torch._inductor.select_algorithm"
 
 def on_or_off(value: str | None) -> bool | None:
     """True for an on word (or unset/empty), False for an off word, None for anything else. (The
-    undo stack's "switch" is another thing: the object in a wrapped slot, ``_registry``.)"""
+    undo stack's "switch" is another thing: the object in a wrapped slot, ``inductor_fix._undo``.)"""
     value = (value or "").strip().lower()
     return True if value in ("",) + ON else False if value in OFF else None
 

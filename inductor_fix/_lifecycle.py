@@ -23,7 +23,7 @@ from typing import Any, Iterator, Sequence
 import _inductor_fix_startup as startup
 
 from . import _trace
-from ._registry import ABSENT, Registry
+from ._undo import ABSENT, UndoStack
 from ._version import __version__
 from ._installed import triton_version
 from ._warnings import warn_once
@@ -112,7 +112,7 @@ class Lifecycle:
 
     def __init__(self, patches: Sequence[Patch]) -> None:
         self._lock = threading.RLock()
-        self._registry = Registry()
+        self._undo = UndoStack()
         self._records = {patch.name: _record(patch) for patch in patches}
         #: Every module a patch targets, in table order (a patch whose fix cannot be loaded: none).
         self.modules = tuple(dict.fromkeys(module for record in self._records.values() if record.fix is not None
@@ -232,13 +232,13 @@ class Lifecycle:
                 def wrapper(original: Any, factory: Factory = factory) -> Any:
                     return factory(original, context)
 
-                self._registry.wrap(getattr(module, owner_name), attribute, wrapper, patch.name)
+                self._undo.wrap(getattr(module, owner_name), attribute, wrapper, patch.name)
             if fix.verify is not None:
                 fix.verify(module)
         except NotNeeded as reason:
             return State.NOT_NEEDED, str(reason)
         except Exception as error:  # Unsupported, or anything unforeseen: never break Inductor.
-            self._registry.restore_all({patch.name})
+            self._undo.restore_all({patch.name})
             why = str(error) if isinstance(error, Unsupported) else f"{type(error).__name__}: {error}"
             warn_once(f"inductor_fix: {patch.name} patch not applied: {why}", stacklevel=3)
             return State.UNSUPPORTED, why
@@ -269,8 +269,8 @@ class Lifecycle:
             # passes calls through and is restored once that one is (so every patch now off
             # is tried again); one under another library's wrapper is said.
             off = {record.patch.name for record in self._records.values() if not record.on}
-            left_in_place = [entry for entry in self._registry.restore_all(off)
-                             if not self._registry.under_ours(entry)]
+            left_in_place = [entry for entry in self._undo.restore_all(off)
+                             if not self._undo.under_ours(entry)]
             for record in selected:
                 record.decided_for = {}
                 left = [entry for entry in left_in_place if entry.patch == record.patch.name]
@@ -338,7 +338,7 @@ class Lifecycle:
         except KeyError:
             return False
         with self._lock:
-            entry = self._registry.newest(owner, attribute)
+            entry = self._undo.newest(owner, attribute)
             return entry is not None and entry.active and entry.in_slot()
 
     def original(self, target: str) -> Any:
@@ -347,7 +347,7 @@ class Lifecycle:
         the inherited object). Raises KeyError if it is not wrapped now or is not a target name."""
         owner, attribute = self._member(target)
         with self._lock:
-            newest, oldest = self._registry.newest(owner, attribute), self._registry.find(owner, attribute)
+            newest, oldest = self._undo.newest(owner, attribute), self._undo.find(owner, attribute)
         if newest is None or oldest is None or not newest.active:
             raise KeyError(f"{target} is not patched")
         return oldest.inherited() if oldest.original is ABSENT else oldest.original

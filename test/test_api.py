@@ -28,7 +28,7 @@ import torch
 import torch._inductor.select_algorithm as select_algorithm
 from inductor_fix import State
 from inductor_fix._lifecycle import LIFECYCLE
-from inductor_fix._registry import MARKER
+from inductor_fix._undo import MARKER
 from inductor_fix.patches import PATCHES
 from inductor_fix._members import function_of
 from inductor_fix.patches.fingerprints import recorded as _recorded
@@ -129,7 +129,7 @@ class TestDecisions(TestCase):
             decided, shown = decisions()[patch.name], status.patch(patch.name)
             self.assertEqual((str(shown.state), shown.reason), (decided.state, decided.reason), patch.name)
             ours = {target for target in patch.targets if (owner := target_owner(target)) is not None
-                    and LIFECYCLE._registry.find(owner, split_target(target)[1], patch.name) is not None}
+                    and LIFECYCLE._undo.find(owner, split_target(target)[1], patch.name) is not None}
             self.assertEqual(ours, set(decided.wraps), patch.name)
             if decided.state == State.APPLIED:
                 self.assertTrue(ours, f"{patch.name} applied and wraps nothing")
@@ -327,12 +327,12 @@ class TestOtherWrappers(TestCase):
             self.assertIs(_slot(owner, name), wrapper, "their wrapper must stay")
             ours = wrapper.__wrapped__
             self.assertTrue(getattr(ours, MARKER))
-            entry = LIFECYCLE._registry.find(owner, name)
+            entry = LIFECYCLE._undo.find(owner, name)
             self.assertFalse(entry.active, "ours inside theirs must pass calls through after remove()")
             inductor_fix.apply()  # made active again, not wrapped a second time
             self.assertIs(_slot(owner, name), wrapper)
             self.assertTrue(entry.active)
-            self.assertIs(LIFECYCLE._registry.find(owner, name), entry)
+            self.assertIs(LIFECYCLE._undo.find(owner, name), entry)
         finally:
             setattr(owner, name, _slot(owner, name).__wrapped__)  # unwrap theirs
         inductor_fix.remove()

@@ -94,13 +94,13 @@ import json, sys
 import torch._inductor.select_algorithm as select_algorithm
 fix = sys.modules["inductor_fix"]
 from inductor_fix._lifecycle import LIFECYCLE
-from inductor_fix._registry import MARKER
+from inductor_fix._undo import MARKER
 from inductor_fix.patches import PATCHES
 from inductor_fix.patches.target_names import split_target, target_module
 applied = [p for p in PATCHES if str(fix.status().patch(p.name).state) == "applied"]
 # Each target in a module this torch has loaded (a patch may name where each release keeps it).
 targets = [t for p in applied for t in p.targets if target_module(t) in sys.modules]
-entries = [(id(e.owner), e.attribute, e.patch) for e in LIFECYCLE._registry._stack]
+entries = [(id(e.owner), e.attribute, e.patch) for e in LIFECYCLE._undo._stack]
 originals_clean = all(getattr(fix.original(t), MARKER, None) is None for t in targets)
 fix.remove()
 # A target the class only inherits has no slot of its own once removed.
@@ -109,7 +109,7 @@ slots = [vars(owner).get(split_target(t)[1]) for owner, t in zip(owners, targets
 print("PROBE " + json.dumps({
     "activated_by": list(fix.status().activated_by), "targets": len(targets), "entries": len(entries),
     "unique": len(set(entries)), "originals_clean": originals_clean,
-    "left_after_remove": len(LIFECYCLE._registry) + sum(getattr(s, MARKER, None) is not None for s in slots)}))
+    "left_after_remove": len(LIFECYCLE._undo) + sum(getattr(s, MARKER, None) is not None for s in slots)}))
 """
 
 

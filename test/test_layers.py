@@ -170,7 +170,7 @@ class TestImportGraph(unittest.TestCase):
         edges = graph()
         self.assertIn("inductor_fix.patches.patch", edges["inductor_fix._lifecycle"])  # from .patches.patch import
         self.assertIn("inductor_fix.patches", edges["inductor_fix._lifecycle"])  # the package it runs first
-        self.assertNotIn("inductor_fix.patches", edges["inductor_fix._registry"])  # the undo stack stands alone
+        self.assertNotIn("inductor_fix.patches", edges["inductor_fix._undo"])  # the undo stack stands alone
         self.assertIn("inductor_fix._trace", edges["inductor_fix._activity"])  # inside a function
         self.assertIn("inductor_fix.check.runner", edges["inductor_fix.cli"])  # inside a function
 
