@@ -82,7 +82,7 @@ def _torch_version() -> str | None:
 @dataclasses.dataclass
 class Record:
     """One patch in this process: its ``fix`` (None where it cannot be loaded: ``broken`` says
-    why, and the patch stays ``unsupported``), its ``state`` and one-line ``reason``; ``on``:
+    why, and the patch stays ``unsupported``), its ``state`` and one-line ``reason``; ``asked``:
     asked for by ``apply()`` and not taken back by ``remove()``; ``disabled``:
     ``INDUCTOR_FIX_DISABLE`` names it; ``decided_for``: per module, the ids of the classes of the
     last decision (a decision is made once per class object, and again after a reload of the
@@ -93,7 +93,7 @@ class Record:
     broken: str = ""
     state: State = State.REMOVED
     reason: str = "not applied"
-    on: bool = False
+    asked: bool = False
     disabled: bool = False
     decided_for: dict[str, tuple[int, ...]] = dataclasses.field(default_factory=dict)
     said_disabled: bool = False
@@ -104,7 +104,7 @@ class Record:
     @property
     def wanted(self) -> bool:
         """Whether the patch should be installed when its module loads."""
-        return self.on and not self.disabled
+        return self.asked and not self.disabled
 
 
 class Lifecycle:
@@ -167,9 +167,9 @@ class Lifecycle:
             torch_missing = "torch" not in sys.modules and importlib.util.find_spec("torch") is None  # no metadata
             chosen = {record.patch.name for record in selected}
             for record in self._records.values():
-                record.on = record.on or record.patch.name in chosen
+                record.asked = record.asked or record.patch.name in chosen
                 if record.fix is None:  # its fix cannot be loaded: it costs only itself
-                    if record.on and record.state != State.UNSUPPORTED:
+                    if record.asked and record.state != State.UNSUPPORTED:
                         record.set(State.UNSUPPORTED, record.broken)
                         warn_once(f"inductor_fix: {record.patch.name} patch not applied: {record.broken}")
                     continue
@@ -179,14 +179,14 @@ class Lifecycle:
                 elif record.wanted and (record.state in (State.REMOVED, State.DISABLED) or was_disabled):
                     record.decided_for = {}  # only probed while disabled: decided when its module is seen
                     record.set(State.PENDING, _waiting(record.fix, torch_missing))
-            if not any(record.on for record in self._records.values()):
+            if not any(record.asked for record in self._records.values()):
                 return
         # A disabled patch is hooked too: where its module loads, whether this torch has its crash is
         # probed, which patches nothing. Outside the lock: it may wait for another thread's import,
         # whose hook takes the lock.
         self._hook()
         with self._lock:
-            if not any(record.on for record in self._records.values()):  # remove() ran meanwhile
+            if not any(record.asked for record in self._records.values()):  # remove() ran meanwhile
                 self._unhook()
 
     def _owners(self, fix: Fix, module: ModuleType) -> tuple[int, ...]:
@@ -196,7 +196,7 @@ class Lifecycle:
         with self._lock:
             for record in self._records.values():
                 fix = record.fix
-                if not record.on or fix is None or module.__name__ not in fix.modules:
+                if not record.asked or fix is None or module.__name__ not in fix.modules:
                     continue
                 if record.disabled:
                     if record.decided_for.get(module.__name__) != self._owners(fix, module):
@@ -262,13 +262,13 @@ class Lifecycle:
         selected = self._select("remove", names)
         with self._lock:
             for record in selected:
-                record.on = False
-            if not any(record.on for record in self._records.values()):
+                record.asked = False
+            if not any(record.asked for record in self._records.values()):
                 self._unhook()
             # Newest first: two patches may share a slot. One left under another patch's switch
             # passes calls through and is restored once that one is (so every patch now off
             # is tried again); one under another library's wrapper is said.
-            off = {record.patch.name for record in self._records.values() if not record.on}
+            off = {record.patch.name for record in self._records.values() if not record.asked}
             left_in_place = [entry for entry in self._undo.restore_all(off)
                              if not self._undo.under_ours(entry)]
             for record in selected:
@@ -359,7 +359,7 @@ class Lifecycle:
         ValueError for a name that is not a patch, before anything changes."""
         selected = self._select("applied", names)
         with self._lock:
-            added = [record.patch.name for record in selected if not record.on]
+            added = [record.patch.name for record in selected if not record.asked]
         try:
             yield self.apply(*names)
         finally:
@@ -374,7 +374,7 @@ class Lifecycle:
         that is not a patch, before anything changes."""
         selected = self._select("removed", names)
         with self._lock:
-            before = [record.patch.name for record in selected if record.on]
+            before = [record.patch.name for record in selected if record.asked]
         try:
             yield self.remove(*names)
         finally:
