@@ -154,10 +154,10 @@ def needs_applied(patch: Any, target: str | None = None) -> Any:
     return unittest.skipIf(reason is not None, reason or "")
 
 
-def affected(op: str) -> bool:
+def is_affected(op: str) -> bool:
     """Whether stock compiles of ``inductor-fix check`` op ``op`` crash on this torch: the
     affected range of the patch that lists ``op`` (False if no patch does)."""
-    return parts.crashes(op, torch.__version__)
+    return parts.is_affected(op, torch.__version__)
 
 
 def safety_nets_acted() -> dict[str, int]:

@@ -27,7 +27,7 @@ import textwrap
 from pathlib import Path
 from unittest import mock
 
-from helpers import OP, ORDER, TOLERANCE, affected, needs_a_check_op, requires_cuda
+from helpers import OP, ORDER, TOLERANCE, is_affected, needs_a_check_op, requires_cuda
 from quick_autotuning import ENVIRONMENT as AUTOTUNING
 
 from inductor_fix.check.table import steps_of
@@ -208,14 +208,14 @@ class TestInstalledProtects(AutoloadCase):
                                    "errors": [None] * steps, "max_rel_error": [None] * steps})
         summary = self._run(VENV["bin"] / "inductor-fix", "report", report)
         self.assertEqual(summary.returncode, 0, summary.stdout + summary.stderr)
-        if affected(OP):
+        if is_affected(OP):
             self.assertEqual(summary.stdout.splitlines()[0], "needed: yes", summary.stdout)
         # TORCH_TRACE: each decision and each action is an artifact, and tlparse shows them. What
         # the op's patch did is an artifact of one of its kinds.
         kinds = [f"inductor_fix_{kind}" for kind in by_op(OP).activity.kinds]
         logs = "".join(path.read_text() for path in trace.glob("*.log"))
         self.assertIn('"name": "inductor_fix_decision"', logs)
-        if affected(OP):
+        if is_affected(OP):
             self.assertTrue(any(f'"name": "{name}"' in logs for name in kinds), kinds)
         tlparse = shutil.which("tlparse", path=os.pathsep.join([str(Path(sys.executable).parent),
                                                               os.environ.get("PATH", "")]))
@@ -226,7 +226,7 @@ class TestInstalledProtects(AutoloadCase):
         self.assertEqual(parsed.returncode, 0, parsed.stdout + parsed.stderr)
         shown = {path.name for path in rendered.rglob("*")}
         self.assertTrue(any(name.startswith("inductor_fix_decision") for name in shown), sorted(shown))
-        if affected(OP):
+        if is_affected(OP):
             self.assertTrue(any(name.startswith(tuple(kinds)) for name in shown), sorted(shown))
             decision = next(p for p in rendered.rglob("inductor_fix_decision*"))
             self.assertIn('"state": "applied"', decision.read_text())
@@ -239,7 +239,7 @@ class TestInstalledProtects(AutoloadCase):
                 stock = self._python(script, OP, ORDER, **switch)
                 (outcome,) = _probes(stock.stdout) or [stock.stderr[-3000:]]
                 self.assertEqual((outcome["autoloaded"], outcome["state"]), (False, "removed"), outcome)
-                if affected(OP):  # the sequence stops at its crashing compile
+                if is_affected(OP):  # the sequence stops at its crashing compile
                     self.assertRegex(str(outcome["errors"][-1]), r"^TypeError: ", outcome)
 
     def test_import_torch_only_registers_the_hook(self) -> None:
@@ -391,7 +391,7 @@ class TestInstalledProtectsGPU(AutoloadCase):
                          (True, "applied", [None] * steps_of(OP, ORDER)))
         self.assertLess(max(outcome["max_rel_error"]), TOLERANCE["float32"])
         self.assertEqual(control["autoloaded"], False)
-        if affected(OP):
+        if is_affected(OP):
             self.assertEqual(summary.stdout.splitlines()[0], "needed: yes", summary.stdout)
             self.assertRegex(str(control["errors"][-1]), r"^TypeError: ", control)
 

@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from helpers import FIRST_CASE, HAS_CUDA, affected, needs_a_check_op
+from helpers import FIRST_CASE, HAS_CUDA, is_affected, needs_a_check_op
 
 import inductor_fix
 import torch
@@ -168,9 +168,9 @@ class TestCheckCommand(TestCase):
             self.assertEqual(len(rows), 1, (op, order, out))
             row = rows[0]
             self.assertRegex(row, r"\bok\b")
-            if affected(op):
+            if is_affected(op):
                 self.assertRegex(row, r"crashed \(expected\) \[\d\]")
-        if any(map(affected, chosen)):
+        if any(map(is_affected, chosen)):
             self.assertRegex(out, r"(?m)^\[1\] TypeError: ")  # the full error, once, under the table
         self.assertIn("verdict: PASS", out)
         self.assertLessEqual(max(map(len, out.splitlines())), 100, out)
@@ -474,13 +474,13 @@ class TestRepository(TestCase):
                                                       **more})
 
         stock = example(INDUCTOR_FIX_DISABLE="1", TORCHINDUCTOR_CACHE_DIR=str(directory / "stock-cache"))
-        if affected(op):  # the harness says a launch one short in its words: the launcher's are README's
+        if is_affected(op):  # the harness says a launch one short in its words: the launcher's are README's
             self.assertNotEqual(stock.returncode, 0, stock.stderr[-3000:])
             self.assertRegex(stock.stderr, r"TypeError: \w+\(\) launch: missing a required argument")
         patched = example(INDUCTOR_FIX_REPORT=str(directory / "job.jsonl"))
         self.assertEqual(patched.returncode, 0, patched.stderr[-3000:])
         report = _cli("report", str(directory / "job.jsonl"), timeout=120)
-        if affected(op):
+        if is_affected(op):
             lines = iter(report.stdout.splitlines())
             for line in shown.splitlines():  # in order; "..." stands for what differs between runs
                 pattern = ".*".join(map(re.escape, line.split("...")))

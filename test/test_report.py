@@ -14,7 +14,7 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from helpers import OP, ORDER, affected, needs_a_check_op
+from helpers import OP, ORDER, is_affected, needs_a_check_op
 
 import inductor_fix
 from inductor_fix.check.parts import by_op
@@ -387,7 +387,7 @@ class TestJobReport(TestCase):
         lines = report.read_text().splitlines()
         self.assertEqual(len(lines), 1)  # one process loaded Inductor
         summary = json.loads(result.stdout)
-        if not affected(OP):
+        if not is_affected(OP):
             self.assertIs(summary["needed"], False, summary)
             return
         self.assertEqual(result.returncode, 0)
@@ -418,7 +418,7 @@ class TestJobReport(TestCase):
         self.assertEqual({line["world_size"] for line in lines}, {"2"})
         summary = json.loads(_cli("report", str(report), "--json", timeout=120).stdout)
         self.assertEqual(summary["processes"], 2)
-        self.assertIs(summary["needed"], affected(OP))
+        self.assertIs(summary["needed"], is_affected(OP))
 
     def test_a_job_with_nothing_to_fix_does_not(self) -> None:
         result, _ = self._job(needs_the_fix=False)

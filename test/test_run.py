@@ -19,7 +19,7 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from helpers import OP, ORDER, affected, needs_a_check_op
+from helpers import OP, ORDER, is_affected, needs_a_check_op
 
 from inductor_fix.check.table import steps_of
 from inductor_fix.run import BOOTSTRAP, environment
@@ -73,7 +73,7 @@ class TestRun(TestCase):
         (probe,) = _probes(launched.stdout)
         self.assertTrue(probe["active"], launched.stderr)
         self.assertIn(probe["state"], ("applied", "not-needed"))
-        if OP is not None and affected(OP):
+        if OP is not None and is_affected(OP):
             self.assertEqual(probe["state"], "applied")
         plain = self._run(sys.executable, script, launcher=())  # negative control
         self.assertEqual(_probes(plain.stdout), [{"active": False, "state": None}], plain.stderr)
@@ -250,7 +250,7 @@ class TestRun(TestCase):
         stock = self._run(sys.executable, script, OP, ORDER, INDUCTOR_FIX_DISABLE="1")  # negative control
         (unfixed,) = _probes(stock.stdout) or [stock.stderr]
         self.assertEqual((unfixed["active"], unfixed["state"]), (True, "disabled"), unfixed)
-        if affected(OP):  # the sequence stops at its crashing compile
+        if is_affected(OP):  # the sequence stops at its crashing compile
             self.assertRegex(str(unfixed["errors"][-1]), r"TypeError", unfixed)
 
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ..patches.patch import Patch
 
 __all__ = ["KINDS", "BenchPart", "CheckPart", "Drill", "DrillsPart", "Loaded", "PartError", "by_op", "check_ops",
-           "crashes", "killed_by", "load_parts", "part", "patches"]
+           "is_affected", "killed_by", "load_parts", "part", "patches"]
 
 
 class PartError(Exception):
@@ -200,7 +200,7 @@ def check_ops(patch: Patch) -> dict[str, str]:
     where it crashes, as a specifier ("": the patch's ``affected``); from its ``check`` part
     (:class:`PartError` if it cannot be read)."""
     check = part(patch, "check")
-    return {w.op: w.crashes for w in check.workloads} if check is not None else {}
+    return {w.op: w.affected for w in check.workloads} if check is not None else {}
 
 
 def killed_by(signal: str) -> str:
@@ -219,9 +219,9 @@ def by_op(op: str) -> Patch | None:
                  and any(w.op == op for w in checks[patch.name].workloads)), None)
 
 
-def crashes(op: str, torch_version: str) -> bool:
+def is_affected(op: str, torch_version: str) -> bool:
     """Whether stock ``torch_version`` crashes on ``check`` op ``op`` (False if no patch of the
-    table declares it): its workload's ``crashes``, else its patch's ``affected``."""
+    table declares it): its workload's ``affected``, else its patch's."""
     patch = by_op(op)
     if patch is None:
         return False

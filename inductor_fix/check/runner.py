@@ -39,7 +39,7 @@ from .._installed import please_report
 from .case import RESULT_MARKER, ignore_cpu_backend_warning
 from .child import Stopped, private_directory, run_child, stop_all, sweep
 from .harness import ORACLE_ERROR
-from .parts import by_op, crashes
+from .parts import by_op, is_affected
 from .table import broken_parts, default_ops, harness_notes, label_of, orders_of, steps_of, unavailable
 
 __all__ = ["EXIT_STATUS", "Case", "Verdict", "harness_note", "run_check", "verdict"]
@@ -163,10 +163,6 @@ class _Signalled(BaseException):
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
-
-
-def _affected(op: str, torch_version: str) -> bool:
-    return crashes(op, torch_version)
 
 
 def _run_case(case: Case, timeout: float, threads: int | None, started: Any = None) -> Case:
@@ -353,7 +349,7 @@ def _run_check(ops: Sequence[str] | None, device: str, jobs: int | None, timeout
     if len(skipped) == len(chosen):
         print(f"inductor_fix check: no op of {', '.join(chosen)} can run here (above)", file=sys.stderr)
         return 2
-    cases = [Case(op, order, mode, device, affected=_affected(op, str(status.torch_version)))
+    cases = [Case(op, order, mode, device, affected=is_affected(op, str(status.torch_version)))
              for op in chosen if op not in skipped for order in orders_of(op) for mode in MODES]
     print(_wrapped(f"running {len(cases)} cases, {jobs} at a time, each in a fresh process and Inductor cache: "
                    + _estimate(len(cases), jobs, device, cpus)), flush=True)
