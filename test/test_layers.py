@@ -153,7 +153,7 @@ class TestImportGraph(unittest.TestCase):
 
     def test_check_reads_the_patch_table_through_one_module(self) -> None:
         # check's engines read the table (and a patch's parts) through check/parts.py only, and
-        # the table's core (its entry, base, each folder's entry, fix and activity) never imports
+        # the table's core (the table, patch.py, each folder's entry, fix and activity) never imports
         # the layer of check: a part is read by check, the table never reads a part.
         self.assertEqual(table_readers(graph()), [])
         self.assertEqual(core_importing_check(graph()), [])
