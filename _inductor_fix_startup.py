@@ -104,13 +104,13 @@ class Startup:
                 self.importer = importer
             if not self.routes and os.environ.get(REPORT_VARIABLE):
                 self.report = os.path.abspath(os.environ[REPORT_VARIABLE])
-            self._record(route)
+            self._add_route(route)
             when_imported(TORCH_LOGS, self._on_torch)
             when_imported(INDUCTOR, self._on_inductor)
         except Exception as error:
             _fault(route, error)
 
-    def _record(self, route: str) -> None:
+    def _add_route(self, route: str) -> None:
         # The package's import by a route activating it, or by the inductor-fix program, is that
         # route's own; the program's claims an import that ran first (python -m runs __init__ first).
         if route == "import" and (self.importing is not None or "cli" in self.routes):
