@@ -191,6 +191,21 @@ class TestStartupObject(unittest.TestCase):
         startup.unregister(startup.INDUCTOR, found._on_inductor)
         startup.unregister(startup.TORCH_LOGS, found._on_torch)
 
+    def test_the_package_re_exports_the_api(self) -> None:
+        import inductor_fix
+        from inductor_fix import _api
+
+        self.assertEqual(inductor_fix.__all__, _api.__all__)
+        for name in _api.__all__:  # the API's objects, not the submodule inductor_fix.status
+            self.assertIs(getattr(inductor_fix, name), getattr(_api, name), name)
+
+    def test_import_only_starts_the_package(self) -> None:
+        # The API (and the lifecycle, the table, every fix) is imported at its first use.
+        code = ("import sys, inductor_fix; before = '_api' in dir(inductor_fix) or 'inductor_fix._api' in sys.modules; "
+                "state = inductor_fix.status().state; print(before, 'inductor_fix._api' in sys.modules, state)")
+        result = in_copy(Path(__file__).resolve().parents[1], "-c", code, timeout=120)
+        self.assertEqual(result.stdout.split(), ["False", "True", "pending"], result.stderr)
+
     def test_quiet_when_hooked_loud_when_asked(self) -> None:
         import _inductor_fix_startup as startup
 
