@@ -1,12 +1,14 @@
-"""torch's autoload entry point for ``inductor_fix``, and the console script's target.
+"""torch's autoload entry point for ``inductor_fix``, and the ``inductor-fix`` program's entry.
 
 torch calls :func:`activate` (``inductor_fix = _inductor_fix_autoload:activate`` in the
 ``torch.backends`` group) at the end of ``import torch``, torch 2.5+: installed means
-protected. ``inductor-fix run``'s start-up hook calls :func:`start` with ``"run"``. Both start
-the package through its one start-up path, :mod:`_inductor_fix_startup`, handing it the one
-thing that module never does itself: how to import the package (:func:`start`), which happens
-only when Inductor's ``select_algorithm`` loads. So this module sits above both: it may load
-the package, and neither the package nor the start-up module imports it back.
+protected. ``inductor-fix run``'s start-up hook calls :func:`start` with ``"run"``. The
+``inductor-fix`` console script and ``python -m inductor_fix`` both run :func:`cli`: one
+program, the same modules loaded, the same exit. Each starts the package through its one
+start-up path, :data:`_inductor_fix_startup.STARTUP`, handing it the one thing that module never
+does itself: how to import the package's API (:func:`_import_api`), which happens only when
+Inductor's ``select_algorithm`` loads or a command needs it. So this module sits above both: it
+may load the package, and neither the package nor the start-up module imports it back.
 
 It is a top-level module beside the package: its name, :func:`activate` and :func:`cli` (the
 ``inductor-fix`` console script) are in the metadata of every installed copy, an editable
@@ -20,31 +22,29 @@ failed ``import torch``.
 import sys
 
 try:
-    import _inductor_fix_startup as _startup
+    from _inductor_fix_startup import STARTUP as _STARTUP
 except Exception as _error:  # ImportError: an editable install made before the module existed
-    _startup = None  # type: ignore[assignment]  # and every use checks
+    _STARTUP = None  # type: ignore[assignment]  # and every use checks
     _missing = _error
 
 __all__ = ["activate", "cli", "start"]
 
 
-def _import_package() -> None:
-    import inductor_fix  # it patches Inductor as it imports
-
-    inductor_fix._load_api()  # in the inductor-fix program's own process, where the import left it to the command
+def _import_api() -> None:
+    import inductor_fix._api  # noqa: F401  (it applies the fix as it imports)
 
 
 def start(route: str) -> None:
-    """Start the package in this process by ``route`` (``"autoload"``, ``"run"``):
-    :func:`_inductor_fix_startup.start` with the importer of the package. Never raises."""
-    if _startup is None:
+    """Start the package in this process by ``route`` (``"autoload"``, ``"run"``, ``"cli"``):
+    :meth:`_inductor_fix_startup.Startup.start` with the importer of the package's API. Never raises."""
+    if _STARTUP is None:
         try:
             sys.stderr.write(f"inductor_fix: not applied ({route}): {_missing}; this editable install predates "
                              "it: reinstall it (python -m pip install -e <checkout>)\n")
         except Exception:
             pass
         return
-    _startup.start(route, _import_package)
+    _STARTUP.start(route, _import_api)
 
 
 def activate() -> None:
@@ -53,13 +53,14 @@ def activate() -> None:
 
 
 def cli() -> int:
-    """The ``inductor-fix`` console script: ``inductor_fix.cli.main()``, its exit status. Here,
-    beside the package, so that a package that cannot be imported is one line on stderr naming
-    the cure (exit 1), not a traceback. An editable install's stand-in of this module
-    (``tools/build_backend.py``) has its own, which names the checkout that is gone. The package
-    leaves its API and the fix to the command (:data:`_inductor_fix_startup.command_line`)."""
-    if _startup is not None:
-        _startup.command_line = True
+    """The ``inductor-fix`` program (the console script, and ``python -m inductor_fix``):
+    :func:`start` by ``"cli"``, then ``inductor_fix.cli.main()``, its exit status. Here, beside
+    the package, so that a package that cannot be imported is one line on stderr naming the cure
+    (exit 1), not a traceback. An editable install's stand-in of this module
+    (``tools/build_backend.py``) has its own, which names the checkout that is gone. Each command
+    imports the package's API only if it needs it (``status``, ``check``)."""
+    if _STARTUP is not None:
+        start("cli")
     try:
         from inductor_fix.cli import main
     except ModuleNotFoundError as error:

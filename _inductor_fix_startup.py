@@ -1,19 +1,26 @@
-"""How ``inductor_fix`` starts in a process, whichever route starts it: the one start-up path,
-below both the package and torch's entry point module (it imports neither).
+"""How ``inductor_fix`` starts in a process, whichever route starts it: one object,
+:data:`STARTUP` (a :class:`Startup`), with one entry, :meth:`Startup.start`, and all its state in
+one place. Below both the package and torch's entry point module (it imports neither).
 
-Routes (:func:`start`): ``"autoload"``, torch's ``torch.backends`` entry point
-(:mod:`_inductor_fix_autoload`, called at the end of ``import torch``, torch 2.5+: installed
-means protected; ``INDUCTOR_FIX_AUTOLOAD=0`` turns it off, ``TORCH_DEVICE_BACKEND_AUTOLOAD=0``
-torch's for every package); ``"run"``, ``inductor-fix run``'s start-up hook
-(``inductor_fix/_bootstrap/sitecustomize.py``); ``"import"``, ``import inductor_fix``; and
-``"cli"``, an ``inductor-fix`` command. Each is recorded in :data:`routes`, first first,
-and leads to the same two hooks: when torch's log registry loads, the ``inductor_fix`` log
-name is registered (torch parses ``TORCH_LOGS`` right after and rejects unknown names);
-when Inductor's ``select_algorithm`` loads, the package is imported (by the importer the
-entry module handed to :func:`start`) and patches it. So a process that never compiles
-imports nothing of the package. Two things import it when torch loads instead:
-``INDUCTOR_FIX_REPORT`` (a report path that cannot be written is said when the job starts)
-and a misspelt ``INDUCTOR_FIX_AUTOLOAD`` (said with the package's warning).
+Routes: ``"autoload"``, torch's ``torch.backends`` entry point (:mod:`_inductor_fix_autoload`,
+called at the end of ``import torch``, torch 2.5+: installed means protected;
+``INDUCTOR_FIX_AUTOLOAD=0`` turns it off, ``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` torch's for every
+package); ``"run"``, ``inductor-fix run``'s start-up hook (``inductor_fix/_bootstrap/sitecustomize.py``);
+``"import"``, ``import inductor_fix``; and ``"cli"``, the ``inductor-fix`` program
+(``_inductor_fix_autoload.cli``, which ``python -m inductor_fix`` runs too). Each is recorded in
+:attr:`Startup.routes`, first first, and leads to the same two hooks: when torch's log registry
+loads, the ``inductor_fix`` log name is registered (torch parses ``TORCH_LOGS`` right after and
+rejects unknown names); when Inductor's ``select_algorithm`` loads, the package's API is imported
+(:meth:`Startup.activate`, by the importer the first route handed over), which applies the fix. So
+a process that never compiles imports nothing of the package but its ``__init__``. Two things
+activate it when torch loads instead: ``INDUCTOR_FIX_REPORT`` (a report path that cannot be
+written is said when the job starts) and a misspelt ``INDUCTOR_FIX_AUTOLOAD`` (said with the
+package's warning).
+
+In the spirit of OpenTelemetry's ``BaseInstrumentor``: one flag (``Startup.active``), one
+entry; quiet where nobody asked (autoload, ``run``, an import hook: a failure is one warning and
+the process runs stock torch, not tried again), loud where someone did (``activate(explicit=True)``:
+the API's first use, a command: the error is raised).
 
 Hooks run from the one post-import finder (:data:`FINDER`, :func:`when_imported`): for a
 hooked module it wraps the loader the other finders return; once the module body has run
@@ -43,8 +50,8 @@ if TYPE_CHECKING:
 
     Callback = Callable[[ModuleType], object]
 
-__all__ = ["FINDER", "INDUCTOR", "OFF", "ON", "VARIABLE", "command_line", "loaded", "record", "routes", "start",
-           "switch", "unregister", "when_imported"]
+__all__ = ["FINDER", "INDUCTOR", "OFF", "ON", "STARTUP", "Startup", "VARIABLE", "loaded", "on_or_off", "unregister",
+           "when_imported"]
 
 #: The words of every on/off variable of the package (``INDUCTOR_FIX_AUTOLOAD``, ``INDUCTOR_FIX_DISABLE``).
 ON = ("1", "true", "yes", "on")
@@ -58,83 +65,103 @@ REPORT_VARIABLE = "INDUCTOR_FIX_REPORT"
 TORCH_LOGS = "torch._logging._registrations"
 INDUCTOR = "torch._inductor.select_algorithm"
 
-#: How the package was activated in this process, first first.
-routes: list[str] = []
-#: Set by the ``inductor-fix`` program (:func:`_inductor_fix_autoload.cli`) before it imports the
-#: package: the package then leaves its public API, and applying the fix, to the command that
-#: needs them (``status``, ``check``). ``run`` replaces its process with its command at once and
-#: ``report`` reads a file: neither pays for them (what ``run`` costs, every job pays: README).
-command_line = False
-_importing: list[str] = []  # the route importing the package now: its own import is that route's
-_failed: list[BaseException] = []  # the error of the one import of the package that failed
-_importers: "list[Callable[[], object]]" = []  # how to import the package: the first one a route handed over
 
-
-def switch(value: str | None) -> bool | None:
-    """True for an on word (or unset/empty), False for an off word, None for anything else."""
+def on_or_off(value: str | None) -> bool | None:
+    """True for an on word (or unset/empty), False for an off word, None for anything else. (The
+    undo stack's "switch" is another thing: the object in a wrapped slot, ``inductor_fix._undo``.)"""
     value = (value or "").strip().lower()
     return True if value in ("",) + ON else False if value in OFF else None
 
 
-def record(route: str, claims_import: bool = False) -> None:
-    """Record ``route``; ``claims_import``: the route imported the package itself just now,
-    so the ``"import"`` its import recorded is this route's."""
-    if claims_import and "import" in routes:
-        routes[routes.index("import")] = route
-    if route not in routes:
-        routes.append(route)
+class Startup:
+    """The package's start-up in this process; the one instance is :data:`STARTUP`."""
 
+    def __init__(self) -> None:
+        #: How the package was activated in this process, first first (``Status.activated_by``).
+        self.routes: list[str] = []
+        #: How to import the package's API (which applies the fix): the first one a route handed over.
+        self.importer: Callable[[], object] | None = None
+        #: The routes whose import of the API is in progress: the package's own start meanwhile is theirs.
+        self.importing: str | None = None
+        #: Why the one quiet import of the API failed: it is not tried quietly again.
+        self.failure: BaseException | None = None
+        #: The one flag: the package's API is imported (the fix requested) in this process.
+        self.active = False
+        #: ``INDUCTOR_FIX_REPORT`` as the first route found it, made absolute then: a program may
+        #: drop the variable or change directory before it loads Inductor.
+        self.report: str | None = None
 
-def start(route: str, importer: "Callable[[], object] | None" = None) -> None:
-    """Activate ``inductor_fix`` in this process by ``route`` (``"autoload"`` does nothing while
-    ``INDUCTOR_FIX_AUTOLOAD`` is an off word): record it and hook torch's log registry and
-    Inductor (see the module docstring). ``importer()`` imports the package: the entry module
-    hands it over (this module never imports the package); the package's own import needs none.
-    Never raises."""
-    try:
-        if route == "import" and _importing:
-            return  # the package is being imported by a route that recorded itself
-        if route == "autoload" and switch(os.environ.get(VARIABLE)) is False:
+    def start(self, route: str, importer: "Callable[[], object] | None" = None) -> None:
+        """Activate ``inductor_fix`` in this process by ``route`` (``"autoload"`` does nothing while
+        ``INDUCTOR_FIX_AUTOLOAD`` is an off word): record it and hook torch's log registry and
+        Inductor (see the module docstring). ``importer()`` imports the package's API: the entry
+        module and the package each hand one over (this module never imports the package).
+        Never raises."""
+        try:
+            if route == "autoload" and on_or_off(os.environ.get(VARIABLE)) is False:
+                return
+            if importer is not None and self.importer is None:
+                self.importer = importer
+            if not self.routes and os.environ.get(REPORT_VARIABLE):
+                self.report = os.path.abspath(os.environ[REPORT_VARIABLE])
+            self._add_route(route)
+            when_imported(TORCH_LOGS, self._on_torch)
+            when_imported(INDUCTOR, self._on_inductor)
+        except Exception as error:
+            _fault(route, error)
+
+    def _add_route(self, route: str) -> None:
+        # The package's import by a route activating it, or by the inductor-fix program, is that
+        # route's own; the program's claims an import that ran first (python -m runs __init__ first).
+        if route == "import" and (self.importing is not None or "cli" in self.routes):
             return
-        if importer is not None and not _importers:
-            _importers.append(importer)
-        record(route)
-        when_imported(TORCH_LOGS, _on_torch)
-        when_imported(INDUCTOR, _import_package)
-    except Exception as error:
-        _fault(route, error)
+        if route == "cli" and "import" in self.routes:
+            self.routes[self.routes.index("import")] = route
+        if route not in self.routes:
+            self.routes.append(route)
 
-
-def _on_torch(module: "ModuleType") -> None:
-    register_log = getattr(sys.modules.get("torch._logging._internal"), "register_log", None)
-    if register_log is not None:
-        register_log("inductor_fix", "inductor_fix")
-    misspelt = switch(os.environ.get(VARIABLE)) is None and os.environ.get(WARNED_VARIABLE) != os.environ[VARIABLE]
-    if misspelt or os.environ.get(REPORT_VARIABLE):
-        _import_package(module)
-    if misspelt:  # with the package's warn-once where it imported, else a plain warning
-        _warn(f"inductor_fix: {VARIABLE}={os.environ[VARIABLE]!r} is not one of {', '.join(OFF)} (off) or "
-              f"{', '.join(ON)} (on, the default): treated as on", origin=f"${VARIABLE}")
-        os.environ[WARNED_VARIABLE] = os.environ[VARIABLE]
-
-
-def _import_package(module: "ModuleType | None" = None) -> bool:
-    """Import the package (it patches Inductor as it imports); False, after one warning, if it
-    cannot be imported (and False again, silently, if asked again: it is not tried twice)."""
-    if "inductor_fix" in sys.modules:
+    def activate(self, explicit: bool = False) -> bool:
+        """Import the package's API now (it applies the fix), once; True where it is imported.
+        Quiet (``explicit`` False: a hook, no one asked): a failure is one warning, returns False,
+        and is not tried again. Loud (``explicit``: the API's first use, a command): tried again
+        whatever failed before, and what it raises is raised."""
+        if self.active:
+            return True
+        if self.importer is None or (self.failure is not None and not explicit):
+            return False
+        previous, self.importing = self.importing, ", ".join(self.routes) or "?"
+        try:
+            self.importer()
+        except Exception as error:  # a broken install: run stock, and say why
+            if explicit:
+                raise
+            self.failure = error
+            _fault(self.importing, error)
+            return False
+        finally:
+            self.importing = previous
+        self.active = True
         return True
-    if _failed or not _importers:
-        return False
-    _importing.append(", ".join(routes) or "?")  # every route that started waits for this one import
-    try:
-        _importers[0]()
-    except Exception as error:  # a broken install: run stock, and say why
-        _failed.append(error)
-        _fault(_importing[-1], error)
-        return False
-    finally:
-        _importing.pop()
-    return True
+
+    def _on_inductor(self, module: "ModuleType") -> None:
+        self.activate()
+
+    def _on_torch(self, module: "ModuleType") -> None:
+        register_log = getattr(sys.modules.get("torch._logging._internal"), "register_log", None)
+        if register_log is not None:
+            register_log("inductor_fix", "inductor_fix")
+        value = os.environ.get(VARIABLE)
+        misspelt = on_or_off(value) is None and os.environ.get(WARNED_VARIABLE) != value
+        if misspelt or self.report:
+            self.activate()
+        if misspelt:  # with the package's warn-once where it imported, else a plain warning
+            _warn(f"inductor_fix: {VARIABLE}={os.environ[VARIABLE]!r} is not one of {', '.join(OFF)} (off) or "
+                  f"{', '.join(ON)} (on, the default): treated as on", origin=f"${VARIABLE}")
+            os.environ[WARNED_VARIABLE] = os.environ[VARIABLE]
+
+
+#: The start-up of this process.
+STARTUP = Startup()
 
 
 def _fault(route: str, error: BaseException) -> None:

@@ -3,12 +3,13 @@ and its autotuning call disagree.
 
 Installing this package applies the fix in every process that imports torch: torch
 calls its ``torch.backends`` entry point (:mod:`_inductor_fix_autoload`) at ``import
-torch``, which has this package imported when Inductor's ``select_algorithm`` loads
+torch``, which has this package's API imported when Inductor's ``select_algorithm`` loads
 (``INDUCTOR_FIX_AUTOLOAD=0`` turns that route off). Importing this package applies the
 fix the same way, lazily: nothing of ``torch._inductor`` is imported here; the patches
 land when ``torch._inductor.select_algorithm`` is first imported, or at once if it
-already is. Every route starts through :mod:`_inductor_fix_startup`, which imports nothing
-of the package; the package never imports the entry point's module.
+already is, or at the first use of the API below. Every route starts through
+:data:`_inductor_fix_startup.STARTUP`, which imports nothing of the package; the package never
+imports the entry point's module.
 
 What is patched, where and why is one table, ``inductor_fix.patches.PATCHES``: one folder
 per patch (``python -m pydoc inductor_fix.patches.<folder>`` shows its upstream issue,
@@ -41,21 +42,31 @@ import _inductor_fix_startup
 
 from ._version import __version__ as __version__
 
-
-def _load_api() -> None:
-    """Put the public API (:mod:`inductor_fix._api`) in this namespace, which applies the fix;
-    once. ``import inductor_fix`` does it at once; in the ``inductor-fix`` program's own process
-    (:data:`_inductor_fix_startup.command_line`) the command does it if it needs the API."""
-    from . import _api
-
-    globals().update({name: getattr(_api, name) for name in _api.__all__}, __all__=_api.__all__)
+#: The public API (:mod:`inductor_fix._api`'s ``__all__``, the same names: test_api holds them equal).
+__all__ = ["InductorFixWarning", "PatchStatus", "State", "Status", "activity", "applied", "apply", "is_patched",
+           "original", "remove", "removed", "status"]
 
 
-if not _inductor_fix_startup.command_line:
-    _load_api()
+def _import_api() -> None:
+    from . import _api  # noqa: F401  (it applies the fix as it imports)
+
+
+def __getattr__(name: str) -> object:
+    """The public API, imported at its first use (PEP 562): that import applies the fix, and what
+    it raises is raised (asked for: loud). ``import inductor_fix`` itself only starts the package
+    (the hooks) and never raises."""
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    _inductor_fix_startup.STARTUP.activate(explicit=True)
+    from . import _api  # which set every name of __all__ here as it was imported
+
+    return getattr(_api, name)
+
+
+_inductor_fix_startup.STARTUP.start("import", _import_api)
 
 TYPE_CHECKING = False  # typing's, without importing typing: `inductor-fix run` pays for every import
-if TYPE_CHECKING:  # what _load_api puts here, as type checkers see it
-    from ._api import *  # noqa: F403
-    from ._api import __all__ as __all__
+if TYPE_CHECKING:  # what __getattr__ returns, as type checkers see it
+    from ._api import (InductorFixWarning, PatchStatus, State, Status, activity, applied, apply, is_patched,
+                       original, remove, removed, status)
 del TYPE_CHECKING

@@ -1,5 +1,8 @@
+"""``python -m inductor_fix``: the ``inductor-fix`` program, through the console script's own
+entry (:func:`_inductor_fix_autoload.cli`): the same modules loaded and the same exit."""
+
 import sys
 
-from .cli import main
+from _inductor_fix_autoload import cli
 
-sys.exit(main())
+sys.exit(cli())

@@ -1,7 +1,8 @@
-"""The public API of :mod:`inductor_fix`, which the package re-exports; importing this module
-applies the fix (the package's docstring says how and when)."""
+"""The public API of :mod:`inductor_fix`, which the package re-exports (its ``__all__`` is this
+module's); importing this module applies the fix (the package's docstring says how and when): it
+is what :meth:`_inductor_fix_startup.Startup.activate` imports."""
 
-import _inductor_fix_startup
+import sys
 
 from . import _report_writer
 from ._lifecycle import LIFECYCLE
@@ -35,7 +36,6 @@ original = LIFECYCLE.original
 
 def _apply_at_import() -> None:
     try:
-        _inductor_fix_startup.start("import")  # recorded unless a route (autoload, run) is importing it
         _report_writer.enable()
         LIFECYCLE.request()
     except Exception as error:  # never raise at import
@@ -46,3 +46,6 @@ def _apply_at_import() -> None:
 
 _apply_at_import()
 del _apply_at_import
+# The package re-exports each name here from now on: set, not left to its __getattr__, because
+# importing the submodule inductor_fix.status bound the package's attribute `status` to that module.
+vars(sys.modules[__package__]).update({name: globals()[name] for name in __all__})

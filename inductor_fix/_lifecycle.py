@@ -23,12 +23,12 @@ from typing import Any, Iterator, Sequence
 import _inductor_fix_startup as startup
 
 from . import _trace
-from ._registry import ABSENT, Registry
+from ._undo import ABSENT, UndoStack
 from ._version import __version__
-from ._versions import triton_version
+from ._installed import triton_version
 from ._warnings import warn_once
 from .patches import PATCHES, NotNeeded, Patch, Unsupported, fingerprints
-from .patches.record import Factory
+from .patches.patch import Factory, Fix, FixError, fix_of
 from .patches.target_names import qualified_name, split_target, target_module
 from .status import PatchStatus, State, Status
 
@@ -74,23 +74,26 @@ def unknown_names_message(unknown: list[str], names: Sequence[str]) -> str:
 
 
 def _torch_version() -> str | None:
-    from ._versions import torch_version
+    from ._installed import torch_version
 
     return torch_version()
 
 
 @dataclasses.dataclass
 class Record:
-    """One patch in this process: its ``state`` and one-line ``reason``; ``on``: asked for by
-    ``apply()`` and not taken back by ``remove()``; ``disabled``: ``INDUCTOR_FIX_DISABLE``
-    names it; ``decided_for``: per module, the ids of the classes of the last decision (a
-    decision is made once per class object, and again after a reload of the module makes new
-    ones)."""
+    """One patch in this process: its ``fix`` (None where it cannot be loaded: ``broken`` says
+    why, and the patch stays ``unsupported``), its ``state`` and one-line ``reason``; ``asked``:
+    asked for by ``apply()`` and not taken back by ``remove()``; ``disabled``:
+    ``INDUCTOR_FIX_DISABLE`` names it; ``decided_for``: per module, the ids of the classes of the
+    last decision (a decision is made once per class object, and again after a reload of the
+    module makes new ones)."""
 
     patch: Patch
+    fix: Fix | None = None
+    broken: str = ""
     state: State = State.REMOVED
     reason: str = "not applied"
-    on: bool = False
+    asked: bool = False
     disabled: bool = False
     decided_for: dict[str, tuple[int, ...]] = dataclasses.field(default_factory=dict)
     said_disabled: bool = False
@@ -101,7 +104,7 @@ class Record:
     @property
     def wanted(self) -> bool:
         """Whether the patch should be installed when its module loads."""
-        return self.on and not self.disabled
+        return self.asked and not self.disabled
 
 
 class Lifecycle:
@@ -109,10 +112,11 @@ class Lifecycle:
 
     def __init__(self, patches: Sequence[Patch]) -> None:
         self._lock = threading.RLock()
-        self._registry = Registry()
-        self._records = {patch.name: Record(patch) for patch in patches}
-        #: Every module a patch targets, in table order.
-        self.modules = tuple(dict.fromkeys(module for patch in patches for module in patch.modules))
+        self._undo = UndoStack()
+        self._records = {patch.name: _record(patch) for patch in patches}
+        #: Every module a patch targets, in table order (a patch whose fix cannot be loaded: none).
+        self.modules = tuple(dict.fromkeys(module for record in self._records.values() if record.fix is not None
+                                           for module in record.fix.modules))
 
     def _hook(self) -> None:
         for module in self.modules:
@@ -163,35 +167,41 @@ class Lifecycle:
             torch_missing = "torch" not in sys.modules and importlib.util.find_spec("torch") is None  # no metadata
             chosen = {record.patch.name for record in selected}
             for record in self._records.values():
-                record.on = record.on or record.patch.name in chosen
+                record.asked = record.asked or record.patch.name in chosen
+                if record.fix is None:  # its fix cannot be loaded: it costs only itself
+                    if record.asked and record.state != State.UNSUPPORTED:
+                        record.set(State.UNSUPPORTED, record.broken)
+                        warn_once(f"inductor_fix: {record.patch.name} patch not applied: {record.broken}")
+                    continue
                 was_disabled, record.disabled = record.disabled, record.patch.name in disabled
                 if record.disabled and record.state in (State.REMOVED, State.PENDING):
                     record.set(State.DISABLED, f"{DISABLE_VARIABLE}={os.environ.get(DISABLE_VARIABLE)} disables it")
                 elif record.wanted and (record.state in (State.REMOVED, State.DISABLED) or was_disabled):
                     record.decided_for = {}  # only probed while disabled: decided when its module is seen
-                    record.set(State.PENDING, _waiting(record.patch, torch_missing))
-            if not any(record.on for record in self._records.values()):
+                    record.set(State.PENDING, _waiting(record.fix, torch_missing))
+            if not any(record.asked for record in self._records.values()):
                 return
         # A disabled patch is hooked too: where its module loads, whether this torch has its crash is
         # probed, which patches nothing. Outside the lock: it may wait for another thread's import,
         # whose hook takes the lock.
         self._hook()
         with self._lock:
-            if not any(record.on for record in self._records.values()):  # remove() ran meanwhile
+            if not any(record.asked for record in self._records.values()):  # remove() ran meanwhile
                 self._unhook()
 
-    def _owners(self, patch: Patch, module: ModuleType) -> tuple[int, ...]:
-        return tuple(id(getattr(module, split_target(target)[0], None)) for target in patch.targets_in(module.__name__))
+    def _owners(self, fix: Fix, module: ModuleType) -> tuple[int, ...]:
+        return tuple(id(getattr(module, split_target(target)[0], None)) for target in fix.targets_in(module.__name__))
 
     def _on_import(self, module: ModuleType) -> None:
         with self._lock:
             for record in self._records.values():
-                if not record.on or module.__name__ not in record.patch.modules:
+                fix = record.fix
+                if not record.asked or fix is None or module.__name__ not in fix.modules:
                     continue
                 if record.disabled:
-                    if record.decided_for.get(module.__name__) != self._owners(record.patch, module):
-                        record.decided_for[module.__name__] = self._owners(record.patch, module)
-                        absent = _crash_absent(record.patch, module)
+                    if record.decided_for.get(module.__name__) != self._owners(fix, module):
+                        record.decided_for[module.__name__] = self._owners(fix, module)
+                        absent = _crash_absent(fix, module)
                         off = f"{DISABLE_VARIABLE}={os.environ.get(DISABLE_VARIABLE)} disables it"
                         if absent is None:
                             record.set(State.DISABLED, off)
@@ -202,33 +212,33 @@ class Lifecycle:
                         record.said_disabled = True
                         log.info("inductor_fix: %s %s: %s", record.patch.name, record.state, record.reason)
                     continue
-                if record.decided_for.get(module.__name__) == self._owners(record.patch, module):
+                if record.decided_for.get(module.__name__) == self._owners(fix, module):
                     continue
-                record.decided_for[module.__name__] = self._owners(record.patch, module)
-                record.set(*self._decide_and_wrap(record.patch, module))
+                record.decided_for[module.__name__] = self._owners(fix, module)
+                record.set(*self._decide_and_wrap(record.patch, fix, module))
                 log.info("inductor_fix: %s %s: %s", record.patch.name, record.state, record.reason)
                 _trace.artifact("inductor_fix_decision", {"patch": record.patch.name, "state": str(record.state),
                                                           "reason": record.reason,
-                                                          "targets": list(record.patch.targets_in(module.__name__))})
+                                                          "targets": list(fix.targets_in(module.__name__))})
 
-    def _decide_and_wrap(self, patch: Patch, module: ModuleType) -> tuple[State, str]:
-        """Decide and, if right, wrap ``patch``'s targets in ``module``; never raises."""
+    def _decide_and_wrap(self, patch: Patch, fix: Fix, module: ModuleType) -> tuple[State, str]:
+        """Decide and, if right, wrap ``patch``'s targets in ``module`` (``fix``: its fix); never raises."""
         try:
-            context = patch.decide(module)
+            context = fix.decide(module)
             fingerprints.check(patch, module, _torch_version() or "")
-            for target, factory in patch.targets_in(module.__name__).items():
+            for target, factory in fix.targets_in(module.__name__).items():
                 owner_name, attribute = split_target(target)
 
                 def wrapper(original: Any, factory: Factory = factory) -> Any:
                     return factory(original, context)
 
-                self._registry.wrap(getattr(module, owner_name), attribute, wrapper, patch.name)
-            if patch.verify is not None:
-                patch.verify(module)
+                self._undo.wrap(getattr(module, owner_name), attribute, wrapper, patch.name)
+            if fix.verify is not None:
+                fix.verify(module)
         except NotNeeded as reason:
             return State.NOT_NEEDED, str(reason)
         except Exception as error:  # Unsupported, or anything unforeseen: never break Inductor.
-            self._registry.restore_all({patch.name})
+            self._undo.restore_all({patch.name})
             why = str(error) if isinstance(error, Unsupported) else f"{type(error).__name__}: {error}"
             warn_once(f"inductor_fix: {patch.name} patch not applied: {why}", stacklevel=3)
             return State.UNSUPPORTED, why
@@ -252,15 +262,15 @@ class Lifecycle:
         selected = self._select("remove", names)
         with self._lock:
             for record in selected:
-                record.on = False
-            if not any(record.on for record in self._records.values()):
+                record.asked = False
+            if not any(record.asked for record in self._records.values()):
                 self._unhook()
             # Newest first: two patches may share a slot. One left under another patch's switch
             # passes calls through and is restored once that one is (so every patch now off
             # is tried again); one under another library's wrapper is said.
-            off = {record.patch.name for record in self._records.values() if not record.on}
-            left_in_place = [entry for entry in self._registry.restore_all(off)
-                             if not self._registry.under_ours(entry)]
+            off = {record.patch.name for record in self._records.values() if not record.asked}
+            left_in_place = [entry for entry in self._undo.restore_all(off)
+                             if not self._undo.under_ours(entry)]
             for record in selected:
                 record.decided_for = {}
                 left = [entry for entry in left_in_place if entry.patch == record.patch.name]
@@ -286,11 +296,11 @@ class Lifecycle:
         Never imports torch or Inductor.
         """
         with self._lock:
-            patches = tuple(PatchStatus(r.patch.name, _shown_targets(r.patch), r.state, r.reason,
+            patches = tuple(PatchStatus(r.patch.name, _shown_targets(r.fix), r.state, r.reason,
                                         r.patch.activity.snapshot()["counts"], r.patch.protects)
                             for r in self._records.values())
         return Status.of(patches, _torch_version(), triton_version(), __version__,
-                         tuple(startup.routes))
+                         tuple(startup.STARTUP.routes))
 
     def activity(self) -> dict[str, dict[str, Any]]:
         """What each patch did in this process: ``{patch name: {"counts": {kind: n},
@@ -304,7 +314,7 @@ class Lifecycle:
         if not isinstance(target, str):
             raise KeyError(f"{target!r} is not a target name such as 'TritonTemplate.generate'")
         module_name = target_module(target)
-        for known in (t for record in self._records.values() for t in record.patch.targets):
+        for known in (t for record in self._records.values() if record.fix is not None for t in record.fix.targets):
             if target in (known, qualified_name(known)):  # the full dotted name of a target
                 module_name, target = target_module(known), known
                 break
@@ -328,7 +338,7 @@ class Lifecycle:
         except KeyError:
             return False
         with self._lock:
-            entry = self._registry.newest(owner, attribute)
+            entry = self._undo.newest(owner, attribute)
             return entry is not None and entry.active and entry.in_slot()
 
     def original(self, target: str) -> Any:
@@ -337,7 +347,7 @@ class Lifecycle:
         the inherited object). Raises KeyError if it is not wrapped now or is not a target name."""
         owner, attribute = self._member(target)
         with self._lock:
-            newest, oldest = self._registry.newest(owner, attribute), self._registry.find(owner, attribute)
+            newest, oldest = self._undo.newest(owner, attribute), self._undo.find(owner, attribute)
         if newest is None or oldest is None or not newest.active:
             raise KeyError(f"{target} is not patched")
         return oldest.inherited() if oldest.original is ABSENT else oldest.original
@@ -349,7 +359,7 @@ class Lifecycle:
         ValueError for a name that is not a patch, before anything changes."""
         selected = self._select("applied", names)
         with self._lock:
-            added = [record.patch.name for record in selected if not record.on]
+            added = [record.patch.name for record in selected if not record.asked]
         try:
             yield self.apply(*names)
         finally:
@@ -364,7 +374,7 @@ class Lifecycle:
         that is not a patch, before anything changes."""
         selected = self._select("removed", names)
         with self._lock:
-            before = [record.patch.name for record in selected if record.on]
+            before = [record.patch.name for record in selected if record.asked]
         try:
             yield self.remove(*names)
         finally:
@@ -372,14 +382,23 @@ class Lifecycle:
                 self.apply(*before)
 
 
-def _crash_absent(patch: Patch, module: ModuleType) -> str | None:
-    """Why stock ``module`` lacks the crash ``patch`` fixes (its ``lacks_crash`` probe, else its
+def _record(patch: Patch) -> Record:
+    """``patch``'s record, with its fix loaded; a fix that cannot be loaded leaves it without one,
+    and why (never raises: one broken patch costs only itself)."""
+    try:
+        return Record(patch, fix_of(patch))
+    except FixError as error:
+        return Record(patch, None, f"its fix cannot be loaded: {error}")
+
+
+def _crash_absent(fix: Fix, module: ModuleType) -> str | None:
+    """Why stock ``module`` lacks the crash ``fix`` fixes (its ``lacks_crash`` probe, else its
     ``decide``: NotNeeded is the reason), or None where it has it or that cannot be told. Patches
     nothing; never raises."""
     try:
-        if patch.lacks_crash is not None:
-            return patch.lacks_crash(module)
-        patch.decide(module)
+        if fix.lacks_crash is not None:
+            return fix.lacks_crash(module)
+        fix.decide(module)
     except NotNeeded as reason:
         return str(reason)
     except Exception:  # cannot tell: the patch stays disabled, the process unprotected
@@ -387,17 +406,20 @@ def _crash_absent(patch: Patch, module: ModuleType) -> str | None:
     return None
 
 
-def _waiting(patch: Patch, torch_missing: bool) -> str:
-    modules = " or ".join(patch.modules)
+def _waiting(fix: Fix, torch_missing: bool) -> str:
+    modules = " or ".join(fix.modules)
     return f"{'torch is not installed; ' if torch_missing else ''}waiting for {modules} to be imported"
 
 
-def _shown_targets(patch: Patch) -> tuple[str, ...]:
-    """The patch's targets as status shows them, full dotted names: those of the modules loaded in
-    this process, where one is (a patch may name the module each release keeps its target in); else all."""
-    loaded = [module for module in patch.modules if module in sys.modules]
-    shown = loaded if loaded else patch.modules
-    return tuple(qualified_name(t) for t in patch.targets if target_module(t) in shown)
+def _shown_targets(fix: Fix | None) -> tuple[str, ...]:
+    """A fix's targets as status shows them, full dotted names: those of the modules loaded in
+    this process, where one is (a patch may name the module each release keeps its target in); else
+    all. None where the fix cannot be loaded."""
+    if fix is None:
+        return ()
+    loaded = [module for module in fix.modules if module in sys.modules]
+    shown = loaded if loaded else fix.modules
+    return tuple(qualified_name(t) for t in fix.targets if target_module(t) in shown)
 
 
 #: The fix of this process.

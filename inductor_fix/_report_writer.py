@@ -27,7 +27,6 @@ from typing import Any
 
 import _inductor_fix_startup as startup
 
-from ._lifecycle import LIFECYCLE
 from ._version import __version__
 
 __all__ = ["FORMAT", "VARIABLE", "enable", "line"]
@@ -62,18 +61,18 @@ def enable() -> None:
     :data:`WARNED_VARIABLE` for its children), not at exit when the job's report is lost.
     """
     global _path
-    if not os.environ.get(VARIABLE):
+    if not startup.STARTUP.report:  # as the process started (made absolute then)
         return
     from ._files import unwritable  # here: a process without a report does not import it
 
-    _path = os.path.abspath(os.environ[VARIABLE])
+    _path = startup.STARTUP.report
     problem = unwritable(_path, create=True)
     if problem:
         if os.environ.get(WARNED_VARIABLE) != _path:
             from ._warnings import warn_once
 
-            warn_once(f"inductor_fix: {VARIABLE}={os.environ[VARIABLE]}: {problem}; no process of this job can "
-                      "write its report line (set it to a file that can be appended to)", origin=f"${VARIABLE}")
+            warn_once(f"inductor_fix: {VARIABLE}={os.environ.get(VARIABLE, _path)}: {problem}; no process of this "
+                      "job can write its report line (set it to a file that can be appended to)", origin=f"${VARIABLE}")
             os.environ[WARNED_VARIABLE] = _path
         return  # said once at start: nothing to try, and nothing to say again, at exit
     startup.when_imported(startup.INDUCTOR, _arm)
@@ -109,6 +108,8 @@ _FORK_TOKEN = _ForkToken()
 
 
 def _forked() -> None:
+    from ._lifecycle import LIFECYCLE  # here: the report's reader imports this module, never a fix
+
     for patch in LIFECYCLE.patches:
         patch.activity.clear()
     _before.update({name: _counter(name) for name in ("select_algorithm_autotune", *_CACHE_COUNTERS.values())})
@@ -124,6 +125,8 @@ def _forked_by_multiprocessing(_token: Any) -> None:
 def line() -> dict[str, Any]:
     """This process's report line (what :func:`_write` appends), as data."""
     import socket
+
+    from ._lifecycle import LIFECYCLE  # here: the report's reader imports this module, never a fix
 
     now, activity = LIFECYCLE.status(), LIFECYCLE.activity()
     return {
@@ -187,6 +190,8 @@ def _exit_error() -> dict[str, Any] | None:
 def _raised_by(chain: list[BaseException]) -> str | None:
     """The patch whose code raised an exception of ``chain`` (the innermost frame of that
     exception's own traceback is in the patch's package), nearest the root first; None if none."""
+    from ._lifecycle import LIFECYCLE  # here: the report's reader imports this module, never a fix
+
     packages = {patch.package or f"{__package__}.patches.{patch.folder}": patch.name for patch in LIFECYCLE.patches}
     for exception in reversed(chain):
         tb = exception.__traceback__

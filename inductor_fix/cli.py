@@ -14,9 +14,9 @@ def settle_modules() -> None:
     loads); a release lacks the modules of the others."""
     import importlib
 
-    from .patches import PATCHES
+    from ._lifecycle import LIFECYCLE
 
-    for module in dict.fromkeys(m for patch in PATCHES for m in patch.modules):
+    for module in LIFECYCLE.modules:
         try:
             importlib.import_module(module)
         except ImportError:
@@ -24,13 +24,19 @@ def settle_modules() -> None:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from ._install import advice, start_entry_points
+    from ._entry_points import advice, start_entry_points
 
     found_entry_points = start_entry_points()  # a process of its own: it runs while this one works
     inductor_fix = _applied()
     if not args.no_load:
         try:
-            import torch._inductor.select_algorithm  # noqa: F401  (resolves "pending")
+            import warnings
+
+            with warnings.catch_warnings():
+                # torch's own, at import torch where numpy is not installed: nothing status reads needs
+                # numpy, and a user's first command should not greet them with a warning to puzzle over.
+                warnings.filterwarnings("ignore", "Failed to initialize NumPy", UserWarning)
+                import torch._inductor.select_algorithm  # noqa: F401  (resolves "pending")
 
             settle_modules()
         except ImportError:
@@ -74,7 +80,7 @@ def _status(args: argparse.Namespace) -> int:
         print(status.format(after_headline=textwrap.wrap(f"autoload: {autoload}", 100, initial_indent="  ",
                                                          subsequent_indent="    ", break_on_hyphens=False)))
     if status.state == "unsupported" and not args.json:
-        from ._versions import please_report
+        from ._installed import please_report
 
         print(please_report("the output of inductor-fix status --json"))
     if broken:
@@ -100,13 +106,13 @@ def _autoload_off() -> str | None:
 
     if os.environ.get("TORCH_DEVICE_BACKEND_AUTOLOAD", "1") != "1":  # torch's own test of it
         return f"TORCH_DEVICE_BACKEND_AUTOLOAD={os.environ['TORCH_DEVICE_BACKEND_AUTOLOAD']}"
-    if startup.switch(os.environ.get(startup.VARIABLE)) is False:
+    if startup.on_or_off(os.environ.get(startup.VARIABLE)) is False:
         return f"{startup.VARIABLE}={os.environ[startup.VARIABLE]}"
     return None
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .launcher import LaunchError, run
+    from .run import LaunchError, run
 
     command = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
     try:
@@ -218,20 +224,14 @@ class _Subcommand(argparse.ArgumentParser):
 
 
 def _applied() -> Any:
-    """The package, its public API loaded and the fix applied in this process, which is the
-    command's own (``activated by: cli``), not a user's import: the ``inductor-fix`` program
-    leaves that to the commands that need it (:data:`_inductor_fix_startup.command_line`)."""
-    import os
-
+    """The package, its public API imported and so the fix applied in this process, which is the
+    command's own (``activated by: cli`` where the ``inductor-fix`` program started it): the
+    program leaves that to the commands that need it. Loud: what the import raises is raised."""
     import _inductor_fix_startup
 
     import inductor_fix
 
-    inductor_fix._load_api()
-    main_module = getattr(sys.modules.get("__main__"), "__spec__", None)
-    if os.path.basename(sys.argv[0]).startswith("inductor-fix") or \
-            getattr(main_module, "name", None) == "inductor_fix.__main__":
-        _inductor_fix_startup.record("cli", claims_import=True)
+    _inductor_fix_startup.STARTUP.activate(explicit=True)
     return inductor_fix
 
 
@@ -268,12 +268,13 @@ class _Version(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option: Any = None) -> None:
         from ._version import __version__
-        from ._versions import DISTRIBUTION, distribution_version
+        from ._installed import DISTRIBUTION, distribution_version
 
         installed = distribution_version(DISTRIBUTION)
         version = installed if installed == __version__ else \
             f"{__version__} (running from {__file__.rsplit('/', 2)[0]})"
-        parser.exit(message=f"{DISTRIBUTION} {version}\n")
+        print(f"{DISTRIBUTION} {version}")  # stdout, as argparse's own version action: v=$(inductor-fix --version)
+        parser.exit()
 
 
 def _describe() -> str:
@@ -374,7 +375,7 @@ def _main(argv: list[str] | None) -> int:
     chosen = words[command] if command < len(words) else None
 
     def epilog() -> str:
-        from ._versions import project_url
+        from ._installed import project_url
 
         issues = project_url("Issues")
         return (f"examples:\n  {program} status --require protected   # exit 1 unless this torch is protected\n"

@@ -22,15 +22,15 @@ import os
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import patches as table
+from ._installed import please_report
 from ._report_writer import FORMAT, READS, VARIABLE
 from ._version import __version__
-from ._versions import please_report
 from .status import PROTECTED_STATES, State
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from .patches.record import Patch
+    from .patches.patch import Patch
 
 __all__ = ["EXIT_STATUS", "FORMAT", "READS", "VARIABLE", "Attribution", "ReportError", "Summary", "attribute",
            "format_summary", "read", "summarize"]

@@ -138,8 +138,7 @@ class Status:
         import textwrap
 
         module = "torch._inductor."
-        lines = textwrap.wrap(f"inductor_fix: {self.state} - {self.reason}", width, subsequent_indent="  ",
-                              break_on_hyphens=False)
+        lines = _wrap_items(f"inductor_fix: {self.state} - {self.reason}", width, "  ")
         lines += after_headline
         lines.append(f"  inductor_fix {self.inductor_fix_version}, torch {self.torch_version or 'not installed'}, "
                      f"triton {self.triton_version or 'not installed'}; targets in {module[:-1]}")
@@ -157,3 +156,21 @@ class Status:
                 lines += textwrap.wrap(f"did in this process: {did}", width, initial_indent=indent,
                                        subsequent_indent=indent)
         return "\n".join(lines)
+
+
+def _wrap_items(text: str, width: int, indent: str) -> list[str]:
+    """``text``, a list of items joined by ``"; "`` (the headline's ``<patch> <state>`` of each
+    patch), in lines of at most ``width`` columns broken between items, the later
+    lines indented by ``indent``; an item longer than a line is broken at its spaces."""
+    import textwrap
+
+    lines: list[str] = []
+    for item in text.split("; "):
+        if lines and len(lines[-1]) + len("; ") + len(item) <= width:
+            lines[-1] += f"; {item}"
+            continue
+        if lines:
+            lines[-1] += ";"
+        lines += textwrap.wrap(item, width - 1, initial_indent=indent if lines else "", subsequent_indent=indent,
+                               break_on_hyphens=False)
+    return lines

@@ -15,8 +15,8 @@ from typing import Any, NamedTuple
 import torch
 from packaging.version import Version
 
-from inductor_fix._launch import LAUNCHER_ERRORS
-from inductor_fix._versions import release_of
+from inductor_fix._triton_launch import LAUNCHER_ERRORS
+from inductor_fix._installed import release_of
 from inductor_fix.check import parts
 from inductor_fix.check.harness import ORACLE_ERROR
 
@@ -35,7 +35,7 @@ TOLERANCE = {"float32": 1e-3, "float16": 2e-2, "bfloat16": 6e-2}
 #: The same for a float32 matmul template's output (no reduction order but the template's own).
 MATMUL_TOLERANCE = 1e-4
 #: What stock's launch of a kernel of another arity raises: the Triton patches' stock crash, as
-#: their ``Patch.crash`` declares it (``inductor_fix._launch.LAUNCHER_ERRORS``: every launcher form
+#: their ``Patch.crash`` declares it (``inductor_fix._triton_launch.LAUNCHER_ERRORS``: every launcher form
 #: 2.8-2.15 has), and the CPU harness's arity oracle, raised in the launcher's place.
 LAUNCHER_ERROR = "|".join(f"(?:{form})" for form in (*LAUNCHER_ERRORS, ORACLE_ERROR))
 #: Relative difference a real client's training loss may have from its reference run, per dtype.
@@ -154,10 +154,10 @@ def needs_applied(patch: Any, target: str | None = None) -> Any:
     return unittest.skipIf(reason is not None, reason or "")
 
 
-def affected(op: str) -> bool:
+def is_affected(op: str) -> bool:
     """Whether stock compiles of ``inductor-fix check`` op ``op`` crash on this torch: the
     affected range of the patch that lists ``op`` (False if no patch does)."""
-    return parts.crashes(op, torch.__version__)
+    return parts.is_affected(op, torch.__version__)
 
 
 def safety_nets_acted() -> dict[str, int]:

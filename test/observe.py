@@ -2,7 +2,7 @@
 
 :func:`observe_autotuning` records, for each choice ``TritonTemplate.generate``
 returns, the kernel's parameters and the arguments its benchmark request will
-pass (the accounting of :mod:`inductor_fix._launch`, which the arity guard uses); every error a
+pass (the accounting of :mod:`inductor_fix._triton_launch`, which the arity guard uses); every error a
 Triton choice's in-process benchmark raised (``TritonTemplateCaller.benchmark``);
 and, through Inductor's feedback-saver hook, the timing of every benchmarked choice.
 Enter it after ``inductor_fix.applied()`` / ``removed()``, not before: it wraps
@@ -73,7 +73,7 @@ class Observation:
 def observe_autotuning() -> Iterator[Observation]:
     from torch._inductor import select_algorithm
 
-    from inductor_fix._launch import GRID_VALUES, kernel_parameters, tensor_metas
+    from inductor_fix._triton_launch import GRID_VALUES, kernel_parameters, tensor_metas
 
     observation = Observation()
     generate = select_algorithm.TritonTemplate.__dict__["generate"]

@@ -28,11 +28,11 @@ import torch
 import torch._inductor.select_algorithm as select_algorithm
 from inductor_fix import State
 from inductor_fix._lifecycle import LIFECYCLE
-from inductor_fix._registry import MARKER
+from inductor_fix._undo import MARKER
 from inductor_fix.patches import PATCHES
 from inductor_fix._members import function_of
 from inductor_fix.patches.fingerprints import recorded as _recorded
-from inductor_fix.patches.decide import CODEGEN_CACHE_ADDED
+from inductor_fix.patches.require import CODEGEN_CACHE_ADDED
 from inductor_fix.patches.target_names import qualified_name, split_target, target_owner
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -353,12 +353,12 @@ class TestOtherWrappers(TestCase):
             self.assertIs(_slot(owner, name), wrapper, "their wrapper must stay")
             ours = wrapper.__wrapped__
             self.assertTrue(getattr(ours, MARKER))
-            entry = LIFECYCLE._registry.find(owner, name)
+            entry = LIFECYCLE._undo.find(owner, name)
             self.assertFalse(entry.active, "ours inside theirs must pass calls through after remove()")
             inductor_fix.apply()  # made active again, not wrapped a second time
             self.assertIs(_slot(owner, name), wrapper)
             self.assertTrue(entry.active)
-            self.assertIs(LIFECYCLE._registry.find(owner, name), entry)
+            self.assertIs(LIFECYCLE._undo.find(owner, name), entry)
         finally:
             setattr(owner, name, _slot(owner, name).__wrapped__)  # unwrap theirs
         inductor_fix.remove()
@@ -407,6 +407,7 @@ class TestDisabledWithoutItsCrash(TestCase):
         from inductor_fix._activity import Activity
         from inductor_fix._lifecycle import Lifecycle
         from inductor_fix.patches import NotNeeded, Patch, Unsupported
+        from inductor_fix.patches.patch import Fix
 
         module = types.ModuleType("inductor_fix_toy_module")
         module.Slot = type("Slot", (), {"call": lambda self: "stock"})
@@ -425,9 +426,10 @@ class TestDisabledWithoutItsCrash(TestCase):
             "toy-cannot-tell": (cannot_tell, None, State.DISABLED),
         }
         for name, (decide, lacks_crash, state) in toys.items():
-            toy = Patch(name=name, targets={f"{module.__name__}:Slot.call": lambda original, context: original},
-                        decide=decide, effect="", upstream="", affected=">=0", delete_when="", diffs=("toy",),
-                        activity=Activity(name), lacks_crash=lacks_crash)
+            fix = Fix(targets={f"{module.__name__}:Slot.call": lambda original, context: original}, decide=decide,
+                      lacks_crash=lacks_crash)
+            toy = Patch(name=name, effect="", upstream="", affected=">=0", delete_when="", diffs=("toy",),
+                        activity=Activity(name), fix=fix)
             lifecycle = Lifecycle((toy,))
             with mock.patch.dict(sys.modules, {module.__name__: module}), \
                     mock.patch.dict("os.environ", {"INDUCTOR_FIX_DISABLE": name}):

@@ -27,7 +27,7 @@ import textwrap
 from pathlib import Path
 from unittest import mock
 
-from helpers import OP, ORDER, TOLERANCE, affected, needs_a_check_op, requires_cuda
+from helpers import OP, ORDER, TOLERANCE, is_affected, needs_a_check_op, requires_cuda
 from quick_autotuning import ENVIRONMENT as AUTOTUNING
 
 from inductor_fix.check.table import steps_of
@@ -94,13 +94,13 @@ import json, sys
 import torch._inductor.select_algorithm as select_algorithm
 fix = sys.modules["inductor_fix"]
 from inductor_fix._lifecycle import LIFECYCLE
-from inductor_fix._registry import MARKER
+from inductor_fix._undo import MARKER
 from inductor_fix.patches import PATCHES
 from inductor_fix.patches.target_names import split_target, target_module
 applied = [p for p in PATCHES if str(fix.status().patch(p.name).state) == "applied"]
 # Each target in a module this torch has loaded (a patch may name where each release keeps it).
 targets = [t for p in applied for t in p.targets if target_module(t) in sys.modules]
-entries = [(id(e.owner), e.attribute, e.patch) for e in LIFECYCLE._registry._stack]
+entries = [(id(e.owner), e.attribute, e.patch) for e in LIFECYCLE._undo._stack]
 originals_clean = all(getattr(fix.original(t), MARKER, None) is None for t in targets)
 fix.remove()
 # A target the class only inherits has no slot of its own once removed.
@@ -109,7 +109,7 @@ slots = [vars(owner).get(split_target(t)[1]) for owner, t in zip(owners, targets
 print("PROBE " + json.dumps({
     "activated_by": list(fix.status().activated_by), "targets": len(targets), "entries": len(entries),
     "unique": len(set(entries)), "originals_clean": originals_clean,
-    "left_after_remove": len(LIFECYCLE._registry) + sum(getattr(s, MARKER, None) is not None for s in slots)}))
+    "left_after_remove": len(LIFECYCLE._undo) + sum(getattr(s, MARKER, None) is not None for s in slots)}))
 """
 
 
@@ -208,14 +208,14 @@ class TestInstalledProtects(AutoloadCase):
                                    "errors": [None] * steps, "max_rel_error": [None] * steps})
         summary = self._run(VENV["bin"] / "inductor-fix", "report", report)
         self.assertEqual(summary.returncode, 0, summary.stdout + summary.stderr)
-        if affected(OP):
+        if is_affected(OP):
             self.assertEqual(summary.stdout.splitlines()[0], "needed: yes", summary.stdout)
         # TORCH_TRACE: each decision and each action is an artifact, and tlparse shows them. What
         # the op's patch did is an artifact of one of its kinds.
         kinds = [f"inductor_fix_{kind}" for kind in by_op(OP).activity.kinds]
         logs = "".join(path.read_text() for path in trace.glob("*.log"))
         self.assertIn('"name": "inductor_fix_decision"', logs)
-        if affected(OP):
+        if is_affected(OP):
             self.assertTrue(any(f'"name": "{name}"' in logs for name in kinds), kinds)
         tlparse = shutil.which("tlparse", path=os.pathsep.join([str(Path(sys.executable).parent),
                                                               os.environ.get("PATH", "")]))
@@ -226,7 +226,7 @@ class TestInstalledProtects(AutoloadCase):
         self.assertEqual(parsed.returncode, 0, parsed.stdout + parsed.stderr)
         shown = {path.name for path in rendered.rglob("*")}
         self.assertTrue(any(name.startswith("inductor_fix_decision") for name in shown), sorted(shown))
-        if affected(OP):
+        if is_affected(OP):
             self.assertTrue(any(name.startswith(tuple(kinds)) for name in shown), sorted(shown))
             decision = next(p for p in rendered.rglob("inductor_fix_decision*"))
             self.assertIn('"state": "applied"', decision.read_text())
@@ -239,7 +239,7 @@ class TestInstalledProtects(AutoloadCase):
                 stock = self._python(script, OP, ORDER, **switch)
                 (outcome,) = _probes(stock.stdout) or [stock.stderr[-3000:]]
                 self.assertEqual((outcome["autoloaded"], outcome["state"]), (False, "removed"), outcome)
-                if affected(OP):  # the sequence stops at its crashing compile
+                if is_affected(OP):  # the sequence stops at its crashing compile
                     self.assertRegex(str(outcome["errors"][-1]), r"^TypeError: ", outcome)
 
     def test_import_torch_only_registers_the_hook(self) -> None:
@@ -391,7 +391,7 @@ class TestInstalledProtectsGPU(AutoloadCase):
                          (True, "applied", [None] * steps_of(OP, ORDER)))
         self.assertLess(max(outcome["max_rel_error"]), TOLERANCE["float32"])
         self.assertEqual(control["autoloaded"], False)
-        if affected(OP):
+        if is_affected(OP):
             self.assertEqual(summary.stdout.splitlines()[0], "needed: yes", summary.stdout)
             self.assertRegex(str(control["errors"][-1]), r"^TypeError: ", control)
 

@@ -234,11 +234,11 @@ class TestTritonHint(unittest.TestCase):
     def test_it_names_the_triton_torch_declares(self) -> None:
         from inductor_fix.check import runner
 
-        with mock.patch("inductor_fix._versions.triton_required", return_value="triton==3.9.1"):
+        with mock.patch("inductor_fix._installed.triton_required", return_value="triton==3.9.1"):
             self.assertIn("python -m pip install triton==3.9.1 (what torch", runner.triton_hint())
-        with mock.patch("inductor_fix._versions.triton_required", return_value="triton~=3.9.0"):
+        with mock.patch("inductor_fix._installed.triton_required", return_value="triton~=3.9.0"):
             self.assertIn('python -m pip install "triton~=3.9.0" (what torch', runner.triton_hint())
-        with mock.patch("inductor_fix._versions.triton_required", return_value=None):
+        with mock.patch("inductor_fix._installed.triton_required", return_value=None):
             hint = runner.triton_hint()
         self.assertNotRegex(hint, r"triton \d|triton==")  # no release it cannot know
         self.assertIn("pip show torch", hint)
@@ -248,7 +248,7 @@ class TestTritonHint(unittest.TestCase):
         2.14.1's pin, 2.15.0's compatible release with a marker (a new user on 2.15.0 was told to
         find it with pip show), a nightly's pytorch-triton; a marker that does not hold here, and a
         CPU build, declare none."""
-        from inductor_fix._versions import triton_required
+        from inductor_fix._installed import triton_required
 
         linux = sys.platform.startswith("linux")
         forms = {
@@ -365,13 +365,13 @@ print(json.dumps([[os.path.abspath(str(entry.dist._path)), entry.value]
 """
 
     def _both(self, pythonpath: str) -> tuple[list, list]:
-        from inductor_fix import _install
+        from inductor_fix import _entry_points
 
         env = {**os.environ, "PYTHONPATH": pythonpath}
         with tempfile.TemporaryDirectory() as scratch, mock.patch.dict(os.environ, env):
             oracle = subprocess.run([sys.executable, "-c", self.ORACLE], capture_output=True, text=True,
                                     cwd=scratch, env=env, timeout=120, check=True)
-            found = _install.entry_points()
+            found = _entry_points.entry_points()
         self.assertIsNotNone(found)
         probe = [[os.path.abspath(entry.metadata), entry.value] for entry in found]
         return probe, json.loads(oracle.stdout)
@@ -379,6 +379,13 @@ print(json.dumps([[os.path.abspath(str(entry.dist._path)), entry.value]
     def test_this_environment(self) -> None:
         probe, oracle = self._both(os.environ.get("PYTHONPATH", ""))
         self.assertEqual(probe, oracle)
+
+    def test_the_probe_is_a_module_ruff_and_mypy_read(self) -> None:
+        # Issue 52: it was code inside an f-string. The child runs the package's own file.
+        from inductor_fix import _entry_point_probe, _entry_points
+
+        self.assertEqual(Path(_entry_points._PROBE), Path(_entry_point_probe.__file__))
+        self.assertTrue(callable(_entry_point_probe.probe))
 
     def test_shadowed_declared_by_another_project_and_commented(self) -> None:
         with tempfile.TemporaryDirectory() as directory:

@@ -97,7 +97,22 @@ class TestGenericCodeNamesNoPatch(unittest.TestCase):
 TOY = '''
 """toy: a patch that exists only in a test (it wraps nothing real: NotNeeded)."""
 
-from inductor_fix.patches.record import Activity, Kind, NotNeeded, Patch
+from inductor_fix.patches.patch import Patch
+
+from .activity import ACTIVITY
+
+PATCH = Patch(name="toy-patch", effect="nothing", upstream="none", affected=">=0", delete_when="now",
+              diffs=("0000-toy.patch",), activity=ACTIVITY, package="toy_patch")
+'''
+TOY_ACTIVITY = '''
+from inductor_fix.patches.patch import Activity, Kind
+
+ACTIVITY = Activity("toy-patch", (Kind("toy_acted", "the toy did its thing", lambda d: f"toy did {d['thing']}"),))
+'''
+TOY_FIX = '''
+from inductor_fix.patches.patch import Fix, NotNeeded
+
+from .activity import ACTIVITY
 
 
 def decide(module):
@@ -105,10 +120,7 @@ def decide(module):
     raise NotNeeded("the toy has nothing to fix")
 
 
-ACTIVITY = Activity("toy-patch", (Kind("toy_acted", "the toy did its thing", lambda d: f"toy did {d['thing']}"),))
-PATCH = Patch(name="toy-patch", targets={"TritonTemplate.generate": lambda original, context: original},
-              decide=decide, effect="nothing", upstream="none", affected=">=0", delete_when="now",
-              diffs=("0000-toy.patch",), activity=ACTIVITY, package="toy_patch")
+FIX = Fix(targets={"TritonTemplate.generate": lambda original, context: original}, decide=decide)
 '''
 TOY_CHECK = '''
 from inductor_fix.check.parts import CheckPart
@@ -134,7 +146,8 @@ PART = DrillsPart(drills={"toy-drill": Drill(_toy_drill, "not-needed")},
 def toy_in_table(**replaced: str):
     """The toy patch's folder on ``sys.path`` and the toy added to the table, for the block;
     ``replaced``: file stem -> its text instead of the toy's (None: no such file)."""
-    files = {"__init__": TOY, "check": TOY_CHECK, "drills": TOY_DRILLS, **replaced}
+    files = {"__init__": TOY, "activity": TOY_ACTIVITY, "fix": TOY_FIX, "check": TOY_CHECK, "drills": TOY_DRILLS,
+             **replaced}
     with tempfile.TemporaryDirectory() as directory:
         folder = Path(directory, "toy_patch")
         folder.mkdir()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from helpers import OP, affected, needs_a_check_op, run_python
+from helpers import OP, is_affected, needs_a_check_op, run_python
 
 from inductor_fix.check.table import orders_of, steps_of
 from torch._inductor.test_case import TestCase, run_tests
@@ -73,7 +73,7 @@ class TestImportOrders(TestCase):
         self.assertEqual(result.returncode, 0, result.stderr[-3000:])
         outcome = json.loads(result.stdout.strip().splitlines()[-1])
         self.assertEqual(outcome["state"], "disabled")
-        if affected(OP):
+        if is_affected(OP):
             self.assertTrue(any((error or "").startswith("TypeError: ") for error in outcome["errors"]), outcome)
             self.assertGreater(outcome["mismatches"], 0)
 

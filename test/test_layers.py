@@ -3,8 +3,9 @@
 Two graphs. The package's own (:class:`TestImportGraph`), by its layers. And every Python
 file outside ``test/`` (:class:`TestRepositoryGraph`): the start-up path beside the package
 (``_inductor_fix_startup``) at the bottom, the package above it, the entry point's module
-(``_inductor_fix_autoload``) and ``run``'s start-up hook above the package (they may load it;
-it never imports them back), and the tools, CI scripts and ``setup.py`` on top.
+(``_inductor_fix_autoload``), ``run``'s start-up hook and ``python -m inductor_fix``'s
+``__main__`` above the package (they may load it; it never imports them back), and the tools, CI
+scripts and ``setup.py`` on top.
 
 Every module of ``inductor_fix`` is parsed with ``ast`` (nothing is imported), and every
 ``import`` / ``from ... import`` inside the package becomes an edge, at module level or
@@ -26,10 +27,10 @@ ROOT = Path(__file__).resolve().parents[1] / PACKAGE
 
 #: Layers, lowest first: a module may import its own layer or a lower one, never a higher one.
 #: 0, the core: the private modules, the patch table and each patch's fix and activity, the
-#: status data; 1, the job report (writer and reader) and ``inductor-fix run``'s launcher; 2,
+#: status data; 1, the job report (writer and reader) and ``inductor-fix run`` (``run.py``); 2,
 #: the package's ``__init__`` and ``_api`` (the public API it re-exports); 3, ``check`` and each patch's check, seams,
 #: bench and drills parts; 4, the command line.
-LAYERS = ("core", "report, launcher", "the package __init__", "check", "cli")
+LAYERS = ("core", "report, run", "the package __init__", "check", "cli")
 
 
 #: The parts of a patch's folder that belong to ``check``'s layer (its workloads, harness
@@ -44,7 +45,7 @@ def layer(module: str) -> int:
     first = parts[0]
     if first == "patches" and len(parts) == 3 and parts[2] in CHECK_PARTS:
         return 3
-    if first in ("_report_writer", "report", "launcher"):
+    if first in ("_report_writer", "report", "run"):
         return 1
     if first.startswith("_") and first != "__main__" or first in ("patches", "status"):
         return 0
@@ -152,7 +153,7 @@ class TestImportGraph(unittest.TestCase):
 
     def test_check_reads_the_patch_table_through_one_module(self) -> None:
         # check's engines read the table (and a patch's parts) through check/parts.py only, and
-        # the table's core (its entry, base, each folder's entry, fix and activity) never imports
+        # the table's core (the table, patch.py, each folder's entry, fix and activity) never imports
         # the layer of check: a part is read by check, the table never reads a part.
         self.assertEqual(table_readers(graph()), [])
         self.assertEqual(core_importing_check(graph()), [])
@@ -160,16 +161,16 @@ class TestImportGraph(unittest.TestCase):
     def test_a_second_reader_of_the_table_is_caught(self) -> None:
         edges = graph()
         edges["inductor_fix.check.runner"] = edges["inductor_fix.check.runner"] | {"inductor_fix.patches"}
-        edges["inductor_fix.patches.record"] = edges["inductor_fix.patches.record"] | {"inductor_fix.check.parts"}
+        edges["inductor_fix.patches.patch"] = edges["inductor_fix.patches.patch"] | {"inductor_fix.check.parts"}
         self.assertEqual(table_readers(edges), ["inductor_fix.check.runner"])
-        self.assertEqual(core_importing_check(edges), ["inductor_fix.patches.record"])
+        self.assertEqual(core_importing_check(edges), ["inductor_fix.patches.patch"])
 
     def test_the_graph_sees_function_level_and_relative_imports(self) -> None:
         # Controls for the parser itself: edges known to exist, one of them inside a function.
         edges = graph()
-        self.assertIn("inductor_fix.patches.record", edges["inductor_fix._lifecycle"])  # from .patches.record import
+        self.assertIn("inductor_fix.patches.patch", edges["inductor_fix._lifecycle"])  # from .patches.patch import
         self.assertIn("inductor_fix.patches", edges["inductor_fix._lifecycle"])  # the package it runs first
-        self.assertNotIn("inductor_fix.patches", edges["inductor_fix._registry"])  # the undo stack stands alone
+        self.assertNotIn("inductor_fix.patches", edges["inductor_fix._undo"])  # the undo stack stands alone
         self.assertIn("inductor_fix._trace", edges["inductor_fix._activity"])  # inside a function
         self.assertIn("inductor_fix.check.runner", edges["inductor_fix.cli"])  # inside a function
 
@@ -212,7 +213,9 @@ def repo_modules() -> dict[str, Path]:
 def repo_layer(name: str) -> int:
     if name == STARTUP:
         return 0
-    if name == ENTRY or name.startswith(f"{PACKAGE}._bootstrap"):  # run on start-up, outside the package's import
+    # Run on start-up, outside the package's import: the entry module, run's hook, and python -m's
+    # program (which runs the entry module's cli, as the console script does).
+    if name in (ENTRY, f"{PACKAGE}.__main__") or name.startswith(f"{PACKAGE}._bootstrap"):
         return len(LAYERS) + 1
     if name == PACKAGE or name.startswith(f"{PACKAGE}."):
         return 1 + layer(name)

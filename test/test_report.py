@@ -15,7 +15,7 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from helpers import OP, ORDER, affected, needs_a_check_op
+from helpers import OP, ORDER, is_affected, needs_a_check_op
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -746,7 +746,7 @@ class TestWhereACrashWasRaised(TestCase):
         self.addCleanup(shutil.rmtree, directory, ignore_errors=True)
         # The check table's first op whose stock compile crashes on this torch, under the CPU harness.
         unavailable = {op: workloads()[op].unavailable for op in ops()}
-        tried = [op for op in ops() if affected(op) and not (unavailable[op] and unavailable[op]("cpu"))]
+        tried = [op for op in ops() if is_affected(op) and not (unavailable[op] and unavailable[op]("cpu"))]
         for op in tried:
             (directory / "job.py").write_text(textwrap.dedent(CRASHING).format(here=HERE, op=op,
                                                                                order=orders_of(op)[0]))
@@ -798,7 +798,7 @@ class TestJobReport(TestCase):
         lines = report.read_text().splitlines()
         self.assertEqual(len(lines), 1)  # one process loaded Inductor
         summary = json.loads(result.stdout)
-        if not affected(OP):
+        if not is_affected(OP):
             self.assertIs(summary["needed"], False, summary)
             return
         self.assertEqual(result.returncode, 0)
@@ -829,7 +829,7 @@ class TestJobReport(TestCase):
         self.assertEqual({line["world_size"] for line in lines}, {"2"})
         summary = json.loads(_cli("report", str(report), "--json", timeout=120).stdout)
         self.assertEqual(summary["processes"], 2)
-        self.assertIs(summary["needed"], affected(OP))
+        self.assertIs(summary["needed"], is_affected(OP))
 
     def test_a_job_with_nothing_to_fix_does_not(self) -> None:
         result, _ = self._job(needs_the_fix=False)

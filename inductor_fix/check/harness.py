@@ -40,7 +40,7 @@ import inspect
 from typing import Any, Iterator
 from unittest import mock
 
-from .._launch import GRID_VALUES  # one definition of the launch's trailing grid arguments
+from .._triton_launch import GRID_VALUES  # one definition of the launch's trailing grid arguments
 from .table import harness_seams
 
 __all__ = ["ArityOracle", "HARNESS_CONFIG", "Launch", "ORACLE_ERROR", "triton_cpu_harness"]

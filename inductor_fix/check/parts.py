@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Any, Callable, ContextManager, Mapping, NamedT
 from .workloads import Workload
 
 if TYPE_CHECKING:
-    from ..patches.record import Patch
+    from ..patches.patch import Patch
 
 __all__ = ["KINDS", "BenchPart", "CheckPart", "Drill", "DrillsPart", "Loaded", "PartError", "by_op", "check_ops",
-           "crashes", "killed_by", "load_parts", "part", "patches"]
+           "is_affected", "killed_by", "load_parts", "part", "patches"]
 
 
 class PartError(Exception):
@@ -200,13 +200,13 @@ def check_ops(patch: Patch) -> dict[str, str]:
     where it crashes, as a specifier ("": the patch's ``affected``); from its ``check`` part
     (:class:`PartError` if it cannot be read)."""
     check = part(patch, "check")
-    return {w.op: w.crashes for w in check.workloads} if check is not None else {}
+    return {w.op: w.affected for w in check.workloads} if check is not None else {}
 
 
 def killed_by(signal: str) -> str:
     """How ``check`` says a case process a signal ended (``"killed by SIGSEGV"``): the patch
     record's words, which a patch's ``Crash.signals`` match."""
-    from ..patches.record import killed_by as words
+    from ..patches.patch import killed_by as words
 
     return words(signal)
 
@@ -219,12 +219,12 @@ def by_op(op: str) -> Patch | None:
                  and any(w.op == op for w in checks[patch.name].workloads)), None)
 
 
-def crashes(op: str, torch_version: str) -> bool:
+def is_affected(op: str, torch_version: str) -> bool:
     """Whether stock ``torch_version`` crashes on ``check`` op ``op`` (False if no patch of the
-    table declares it): its workload's ``crashes``, else its patch's ``affected``."""
+    table declares it): its workload's ``affected``, else its patch's."""
     patch = by_op(op)
     if patch is None:
         return False
-    from ..patches.record import in_releases
+    from ..patches.patch import in_releases
 
     return in_releases(check_ops(patch)[op] or patch.affected, torch_version)

@@ -35,11 +35,11 @@ from typing import Any, NamedTuple, Sequence
 import inductor_fix
 
 from .._files import unwritable, write_whole
-from .._versions import please_report
+from .._installed import please_report
 from .case import RESULT_MARKER, ignore_cpu_backend_warning
 from .child import Stopped, private_directory, run_child, stop_all, sweep
 from .harness import ORACLE_ERROR
-from .parts import by_op, crashes
+from .parts import by_op, is_affected
 from .table import broken_parts, default_ops, harness_notes, label_of, orders_of, steps_of, unavailable
 
 __all__ = ["EXIT_STATUS", "Case", "Verdict", "harness_note", "run_check", "verdict"]
@@ -143,7 +143,7 @@ def triton_hint() -> str:
     triton this torch's metadata declares, where it declares one (CUDA builds), else which to look for."""
     import re
 
-    from .._versions import triton_required, torch_version
+    from .._installed import triton_required, torch_version
 
     declared = triton_required()
     if declared is not None:
@@ -163,10 +163,6 @@ class _Signalled(BaseException):
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
-
-
-def _affected(op: str, torch_version: str) -> bool:
-    return crashes(op, torch_version)
 
 
 def _run_case(case: Case, timeout: float, threads: int | None, started: Any = None) -> Case:
@@ -304,13 +300,22 @@ def _run_check(ops: Sequence[str] | None, device: str, jobs: int | None, timeout
         print("\n".join(not_loaded))
         print("inductor_fix check: no op can run (above)", file=sys.stderr)
         return 2
+    # A bad argument is refused before torch loads (seconds), not after every case has run; in
+    # run --report's words (inductor_fix._files).
+    problem = unwritable(json_path, create=False) if json_path else None
+    if problem:
+        print(f"inductor_fix check: --json {json_path}: {problem}", file=sys.stderr)
+        return 2
     print(f"inductor_fix check: loading torch ({', '.join(chosen)}) ...", flush=True)
     sweep()  # what a check killed outright (SIGKILL) left in the temporary directory
     ignore_cpu_backend_warning()
     try:
         import torch
     except ImportError:
-        print("inductor_fix check: torch is not installed", file=sys.stderr)
+        print(f"inductor_fix check: torch is not installed in this Python ({sys.executable}): install the torch "
+              "you use first, python -m pip install torch (CPU-only: python -m pip install torch --index-url "
+              "https://download.pytorch.org/whl/cpu, then python -m pip install triton), then run check again",
+              file=sys.stderr)
         return 2
     except Exception as error:
         print(f"inductor_fix check: importing torch failed: {type(error).__name__}: {error}", file=sys.stderr)
@@ -323,11 +328,6 @@ def _run_check(ops: Sequence[str] | None, device: str, jobs: int | None, timeout
         return 2
     if device == "cuda" and not torch.cuda.is_available():
         print("inductor_fix check: --device cuda, but torch sees no CUDA device", file=sys.stderr)
-        return 2
-    # Said now, not after every case has run; in run --report's words (inductor_fix._files).
-    problem = unwritable(json_path, create=False) if json_path else None
-    if problem:
-        print(f"inductor_fix check: --json {json_path}: {problem}", file=sys.stderr)
         return 2
     cpus = os.cpu_count() or 1
     jobs = jobs or (cpus if device == "cpu" else max(1, min(8, cpus // 2)))
@@ -349,7 +349,7 @@ def _run_check(ops: Sequence[str] | None, device: str, jobs: int | None, timeout
     if len(skipped) == len(chosen):
         print(f"inductor_fix check: no op of {', '.join(chosen)} can run here (above)", file=sys.stderr)
         return 2
-    cases = [Case(op, order, mode, device, affected=_affected(op, str(status.torch_version)))
+    cases = [Case(op, order, mode, device, affected=is_affected(op, str(status.torch_version)))
              for op in chosen if op not in skipped for order in orders_of(op) for mode in MODES]
     print(_wrapped(f"running {len(cases)} cases, {jobs} at a time, each in a fresh process and Inductor cache: "
                    + _estimate(len(cases), jobs, device, cpus)), flush=True)

@@ -42,7 +42,7 @@ class Workload(NamedTuple):
     in the verdict table, how many compiles it has)``; ``run(order, device, compare=...,
     **options)`` runs one sequence in this process and returns its :class:`Step` list.
     ``help``: what the op compiles, for ``check --help``; ``default``: whether ``check`` runs
-    it without ``--ops``; ``crashes``: the stock releases where it crashes, as a
+    it without ``--ops``; ``affected``: the stock releases where it crashes, as a
     ``packaging`` specifier ("": the patch's ``affected``); ``unavailable(device)``: why it
     cannot run on ``device`` on this machine (a backend, a compiler it needs), None where it can
     (None: it runs wherever ``check`` does)."""
@@ -52,7 +52,7 @@ class Workload(NamedTuple):
     run: Callable[..., list[Step]]
     help: str = ""
     default: bool = True
-    crashes: str = ""
+    affected: str = ""
     unavailable: Callable[[str], str | None] | None = None
 
 

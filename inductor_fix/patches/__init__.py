@@ -1,7 +1,11 @@
 """The patch table: every patch, one line each, in the order they are applied and shown.
 
-A patch is one folder, ``inductor_fix/patches/<folder>/`` (:mod:`.record` says what it
+A patch is one folder, ``inductor_fix/patches/<folder>/`` (:mod:`.patch` says what it
 holds); its diffs are in the repository's ``patches/`` and its tests in ``test/<folder>/``.
+The table imports each folder's entry (``__init__``: what the patch is), never its fix: the
+lifecycle loads that (:func:`~.patch.fix_of`). An entry that cannot be imported is the
+table's :func:`~.patch.unreadable_entry` for its folder: that patch is ``unsupported`` with
+the reason, the others work.
 Everything else (the lifecycle, status, the job report, ``check``, the CLI, the tools and
 the shared tests) reads names, targets and activity kinds from this table only; ``check``, the
 tools and the tests read a patch's parts (its ops among them) through :mod:`inductor_fix.check.parts`.
@@ -23,7 +27,7 @@ from __future__ import annotations
 
 import importlib
 
-from .record import NotNeeded, Patch, Unsupported
+from .patch import NotNeeded, Patch, Unsupported, unreadable_entry
 from .target_names import MODULE
 
 __all__ = ["MODULE", "PATCHES", "NotNeeded", "Patch", "Unsupported", "by_crash", "by_name", "targets"]
@@ -37,8 +41,22 @@ FOLDERS: tuple[str, ...] = (
     "cutlass_cache_key",
 )
 
+
+
+def _entry(folder: str) -> Patch:
+    """The folder's ``PATCH``; where its entry raises as it imports, or defines no ``PATCH``,
+    :func:`~.patch.unreadable_entry` (never raises: ``import inductor_fix`` must not)."""
+    try:
+        entry = importlib.import_module(f"{__name__}.{folder}").PATCH
+        if not isinstance(entry, Patch):
+            raise TypeError(f"PATCH is a {type(entry).__name__}, not a Patch")
+        return entry
+    except Exception as error:
+        return unreadable_entry(folder, error)
+
+
 #: Every patch, in the order they are applied and shown.
-PATCHES: tuple[Patch, ...] = tuple(importlib.import_module(f"{__name__}.{folder}").PATCH for folder in FOLDERS)
+PATCHES: tuple[Patch, ...] = tuple(_entry(folder) for folder in FOLDERS)
 
 
 def targets(patches: tuple[Patch, ...] | None = None) -> tuple[str, ...]:

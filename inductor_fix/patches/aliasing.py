@@ -14,7 +14,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any, Callable, Sequence
 
-from .record import Unsupported
+from .patch import Unsupported
 
 __all__ = ["ProbeError", "aliasing_pattern", "key_probe", "patterns_text", "separates", "verifier"]
 

@@ -14,8 +14,8 @@ from types import CodeType, ModuleType
 from typing import Any, Mapping
 
 from .._members import function_of
-from .._versions import release_of
-from .record import Patch, Unsupported
+from .._installed import release_of
+from .patch import Patch, Unsupported
 from .target_names import split_target, target_module
 
 __all__ = ["FINGERPRINTS_FILE", "check", "fingerprint", "recorded", "recorded_fingerprints", "source_fingerprint"]

@@ -40,9 +40,9 @@ def guard_alone_on_flex() -> None:
     import torch
 
     from inductor_fix.check.table import run_sequence, workloads
-    from inductor_fix.patches.record import in_releases
+    from inductor_fix.patches.patch import in_releases
 
-    crashing = [op for op in FLEX_OPS if in_releases(workloads()[op].crashes, torch.__version__)]
+    crashing = [op for op in FLEX_OPS if in_releases(workloads()[op].affected, torch.__version__)]
     if not crashing:
         raise unittest.SkipTest(f"no flex workload of {FLEX_PATCH} crashes stock torch {torch.__version__}: "
                                 "the guard has no benchmark to time inf")

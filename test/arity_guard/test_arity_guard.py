@@ -11,7 +11,7 @@ import re
 import sys
 import unittest
 
-from helpers import MATMUL_TOLERANCE, TORCH_RELEASE, affected, needs_part_of, optimizer_step, requires_cuda
+from helpers import MATMUL_TOLERANCE, TORCH_RELEASE, is_affected, needs_part_of, optimizer_step, requires_cuda
 
 import inductor_fix
 from faults import EXTRA_PARAMETER, aliasing_blind_key, extra_kernel_parameter
@@ -127,7 +127,7 @@ class TestGuardAloneOnFlexCPU(TestCase):
     def test_guard_alone_excludes_and_says_why(self, op: str) -> None:
         """Without realignment the guard times every flex choice inf before its launch:
         no TypeError, no launch, and Inductor's NoValidChoicesError names the mismatch."""
-        if not affected("flex"):
+        if not is_affected("flex"):
             self.skipTest(f"torch {TORCH_RELEASE} passes flex its kernels' inputs")
         with guard_alone(), triton_cpu_harness() as oracle, \
                 self.assertLogs("inductor_fix.patches.arity_guard", logging.WARNING) as logs:
@@ -192,7 +192,7 @@ class TestJobReportNamesItsOwnError(TestCase):
         from inductor_fix.patches import by_name
         from inductor_fix.report import attribute, format_summary, summarize
 
-        case = next(((op, order) for op, order in self.CASES if affected(op)), None)
+        case = next(((op, order) for op, order in self.CASES if is_affected(op)), None)
         if case is None:
             self.skipTest(f"torch {TORCH_RELEASE} passes every flex lowering its kernels' inputs")
         test = str(Path(__file__).resolve().parents[1])
@@ -296,7 +296,7 @@ class TestArityGuardGPU(TestCase):
 
     @needs_part_of(FLEX_PATCH, "flex")
     def test_guard_alone_never_crashes_on_flex(self) -> None:
-        if not affected("flex"):
+        if not is_affected("flex"):
             self.skipTest(f"torch {TORCH_RELEASE} passes flex its kernels' inputs")
         with guard_alone(), self.assertLogs("inductor_fix.patches.arity_guard", logging.WARNING):
             steps = run_sequence("flex", FLEX_ORDER, "cuda", compare=True)

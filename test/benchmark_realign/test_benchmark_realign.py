@@ -5,7 +5,7 @@ for real on a GPU.
 
 from __future__ import annotations
 
-from helpers import LAUNCHER_ERROR, TOLERANCE, TORCH_RELEASE, Node, affected, fresh_cache, requires_cuda
+from helpers import LAUNCHER_ERROR, TOLERANCE, TORCH_RELEASE, Node, is_affected, fresh_cache, requires_cuda
 
 import inductor_fix
 import torch
@@ -76,7 +76,7 @@ class TestFlexCPU(TestCase):
         """Negative control: with the fix removed, an affected torch must crash."""
         with inductor_fix.removed(), triton_cpu_harness() as oracle:
             steps = run_sequence(op, FLEX_ORDER, "cpu", compare=False)
-        if not affected("flex"):
+        if not is_affected("flex"):
             self.assertEqual([s.error for s in steps], [None], f"torch {TORCH_RELEASE} is not affected")
             return
         self.assertRegex(steps[0].error, SHORT_LAUNCH)
@@ -89,7 +89,7 @@ class TestFlexCPU(TestCase):
         self.assertEqual([s.error for s in steps], [None])
         self.assertEqual(oracle.mismatches, [])
         self.assertTrue(any(name.startswith("triton_flex") for name in oracle.kernels), oracle.kernels)
-        if affected("flex"):
+        if is_affected("flex"):
             self.assertGreater(counters["inductor_fix"]["realigned"], 0)
         self.assertEqual(counters["inductor_fix"]["excluded_at_benchmark"], 0)
 
@@ -127,13 +127,13 @@ class TestGatheredBiasKernel(TestCase):
         # origins, which name flex_attention on 2.14+ but only the gather's ops on 2.9.
         FileCheck().check_regex(r"def triton_tem_\w*\(arg_Q, arg_K, arg_V, .*"
                                 r"in_ptr\d+, in_ptr\d+, out_ptr0\)").run(code)
-        if affected("flex"):
+        if is_affected("flex"):
             self.assertGreater(counters["inductor_fix"]["realigned"], 0)
 
     def test_stock_crashes(self) -> None:
         """Negative control: the same compile with the fix removed."""
         with inductor_fix.removed():
-            if not affected("flex"):
+            if not is_affected("flex"):
                 self.assertIn("def triton_tem_", self._compile(), f"torch {TORCH_RELEASE} is not affected")
                 return
             with self.assertRaisesRegex(Exception, SHORT_LAUNCH):
@@ -156,7 +156,7 @@ class TestFlexGPU(TestCase):
         report(f"{op}/{FLEX_ORDER}", stock=[s.error for s in stock], patched=[s.error for s in patched],
                max_rel_error=patched[0].max_rel_error, realigned=counters["inductor_fix"]["realigned"],
                patched_compile_s=round(patched[0].seconds, 1))
-        if affected("flex"):
+        if is_affected("flex"):
             self.assertRegex(stock[0].error or "", LAUNCHER_ERROR)
         self.assertEqual([s.error for s in patched], [None])
         self.assertLess(patched[0].max_rel_error, TOLERANCE["float32"])

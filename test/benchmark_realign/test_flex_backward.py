@@ -35,7 +35,7 @@ import os
 import tempfile
 from unittest import mock
 
-from helpers import TOLERANCE, TORCH_RELEASE, affected, fresh_cache, report, requires_cuda, run_python
+from helpers import TOLERANCE, TORCH_RELEASE, is_affected, fresh_cache, report, requires_cuda, run_python
 from observe import observe_autotuning
 from packaging.version import Version
 
@@ -88,7 +88,7 @@ class TestFlexBackwardCPU(TestCase):
             step, oracle, _ = train(variant)
         self.assertRegex(step.error or "", SHORT_LAUNCH)
         # Up to 2.14.x the forward crashes first; 2.15.0 (forward fixed upstream): the backward.
-        failing = "triton_flex_attention_backward" if not affected("flex") else "triton_flex_attention"
+        failing = "triton_flex_attention_backward" if not is_affected("flex") else "triton_flex_attention"
         self.assertEqual(oracle.mismatches[0].kernel, failing)
 
     @parametrize("variant", ["selective", "selective_frozen"])
@@ -98,7 +98,7 @@ class TestFlexBackwardCPU(TestCase):
         self.assertIsNone(step.error)
         self.assertEqual(oracle.mismatches, [])
         backward = sum(c.template == "flex_attention_backward" for c in seen.choices)
-        forward = sum(c.template == "flex_attention" for c in seen.choices) if affected("flex") else 0
+        forward = sum(c.template == "flex_attention" for c in seen.choices) if is_affected("flex") else 0
         self.assertGreater(backward, 0)
         self.assertEqual(counters["inductor_fix"]["realigned"], backward + forward)
         # Up to 2.13 the recomputed capture reaches selection unrealized: realized first.
@@ -212,7 +212,7 @@ class TestFlexBackwardGPU(TestCase):
             stock, patched = pool.map(lambda disable: _training_in_fresh_process(case, dtype, disable), (True, False))
         report(f"flex_backward/{case}/{dtype}", stock=stock.error, patched=patched.error,
                max_rel_error=patched.max_rel_error, patched_compile_s=round(patched.seconds, 1))
-        if case in ("selective", "selective_frozen", *GATHERED_VIEWS) and affected("flex_backward"):
+        if case in ("selective", "selective_frozen", *GATHERED_VIEWS) and is_affected("flex_backward"):
             self.assertRegex(stock.error or "", r"TypeError: .*launcher\(\) missing 1 required positional argument"
                                                 r"|NotImplementedError: View")
         self.assertIsNone(patched.error)

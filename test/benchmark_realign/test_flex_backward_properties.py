@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 from flex_cases import flex_training_cases
-from helpers import (DEVICE, TOLERANCE, TORCH_RELEASE, affected, counterexample_on_stock, fresh_cache, on_device,
+from helpers import (DEVICE, TOLERANCE, TORCH_RELEASE, is_affected, counterexample_on_stock, fresh_cache, on_device,
                      safety_nets_acted, stock_phases)
 from hypothesis import Phase, example, given, settings
 from observe import observe_autotuning
@@ -101,7 +101,7 @@ class TestFlexBackwardNegativeControl(TestCase):
         def flex_backward_property(case: FlexTraining) -> None:
             check_flex_backward(case)
 
-        counterexample_on_stock(self, flex_backward_property, affected("flex_backward"), STOCK_CRASH,
+        counterexample_on_stock(self, flex_backward_property, is_affected("flex_backward"), STOCK_CRASH,
                                 "counterexample of the flex backward property")
 
 

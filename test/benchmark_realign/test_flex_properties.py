@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 from flex_cases import FlexCase, flex_cases
-from helpers import (DEVICE, TOLERANCE, affected, counterexample_on_stock, fresh_cache, on_device, safety_nets_acted,
+from helpers import (DEVICE, TOLERANCE, is_affected, counterexample_on_stock, fresh_cache, on_device, safety_nets_acted,
                      stock_phases)
 from hypothesis import example, given, settings
 
@@ -89,7 +89,7 @@ class TestFlexNegativeControl(TestCase):
         def flex_property(case: FlexCase) -> None:
             check_flex(case)
 
-        counterexample_on_stock(self, flex_property, affected("flex"), r"TypeError|arity", "flex counterexample")
+        counterexample_on_stock(self, flex_property, is_affected("flex"), r"TypeError|arity", "flex counterexample")
 
 
 class TestFlexCodegenCache(TestCase):

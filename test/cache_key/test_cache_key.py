@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 import torch
-from helpers import affected, fresh_cache, run_python
+from helpers import is_affected, fresh_cache, run_python
 
 import inductor_fix
 from inductor_fix.check.harness import triton_cpu_harness
@@ -169,7 +169,7 @@ class TestCodegenCacheHits(TestCase):
     def test_check_ops_are_this_patch(self) -> None:
         """``inductor-fix check``'s matmul cases are judged by this patch's range."""
         self.assertEqual(set(check_ops(PATCH)), set(OPS))
-        self.assertEqual(affected("bmm"), PATCH.is_affected(torch.__version__))
+        self.assertEqual(is_affected("bmm"), PATCH.is_affected(torch.__version__))
 
 
 if __name__ == "__main__":

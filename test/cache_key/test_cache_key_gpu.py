@@ -19,7 +19,7 @@ import json
 import tempfile
 import time
 
-from helpers import (LAUNCHER_ERROR, MATMUL_TOLERANCE, affected, fresh_cache, optimizer_step, report, requires_cuda,
+from helpers import (LAUNCHER_ERROR, MATMUL_TOLERANCE, is_affected, fresh_cache, optimizer_step, report, requires_cuda,
                      run_python)
 
 import inductor_fix
@@ -71,7 +71,7 @@ class TestAliasedTemplateInputsGPU(TestCase):
             stock = stock_run.result()
         report(f"{op}/{order}", stock=[s.error for s in stock], patched=[s.error for s in patched],
                max_rel_error=max((s.max_rel_error or 0.0) for s in patched))
-        if affected("bmm"):
+        if is_affected("bmm"):
             self.assertEqual(len(stock), 2)
             self.assertRegex(stock[1].error or "", LAUNCHER_ERROR)
             self.assertGreater(stock[1].cache_hits, 0)
@@ -87,7 +87,7 @@ class TestOptimizerStepGPU(TestCase):
     def test_stock_crashes_patched_matches_eager(self) -> None:
         with fresh_cache(), inductor_fix.removed():
             stock = optimizer_step("cuda", compare=True)
-        if affected("bmm"):
+        if is_affected("bmm"):
             self.assertRegex(stock[-1].error or "", LAUNCHER_ERROR)
 
         figures = {}

@@ -24,7 +24,7 @@ from __future__ import annotations
 from unittest import mock
 
 import pytest
-from helpers import (DEVICE, TOLERANCE, affected, counterexample_on_stock, fresh_cache, on_device, safety_nets_acted,
+from helpers import (DEVICE, TOLERANCE, is_affected, counterexample_on_stock, fresh_cache, on_device, safety_nets_acted,
                      stock_phases)
 from hypothesis import example, given, settings
 from matmul_cases import Case, Operand, cases
@@ -54,7 +54,7 @@ def stock_fails() -> bool:
 
     cache_on = config.enable_caching_generated_triton_templates
     release = Version(torch.__version__).base_version
-    return affected("bmm") or (cache_on and release in SpecifierSet(VARIANTS["codegen-cache"]))
+    return is_affected("bmm") or (cache_on and release in SpecifierSet(VARIANTS["codegen-cache"]))
 
 
 def _compile_pattern(case: Case, pattern: tuple[int, ...], seed: int):

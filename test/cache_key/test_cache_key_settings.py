@@ -13,7 +13,7 @@ import json
 import subprocess
 import tempfile
 
-from helpers import MATMUL_TOLERANCE, affected, report, requires_cuda, run_python
+from helpers import MATMUL_TOLERANCE, is_affected, report, requires_cuda, run_python
 
 import inductor_fix
 import torch
@@ -42,7 +42,7 @@ class TestSettingsCPU(TestCase):
         with inductor_fix.applied(), triton_cpu_harness():
             patched = run()
         self.assertEqual(_errors(patched), [None] * len(ALIAS_FIRST))
-        if affected("bmm"):
+        if is_affected("bmm"):
             self.assertRegex(stock[-1].error or "", r"TypeError: .*launch", "negative control: stock must crash")
 
     def test_dynamic_shapes(self) -> None:
@@ -130,7 +130,7 @@ class TestSettingsGPU(TestCase):
         self.assertLess(patched["max_rel_error"], MATMUL_TOLERANCE)
         self.assertEqual(patched["mismatched"], 0)
         self.assertLessEqual(patched["dropped"], stock["dropped"])
-        if affected("bmm"):
+        if is_affected("bmm"):
             # A benchmark subprocess turns the launch TypeError into a choice timed inf, so
             # stock may not crash; the choices built for the wrong arity show it either way.
             self.assertGreater(stock["mismatched"], 0, f"negative control: {stock}")

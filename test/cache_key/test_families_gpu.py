@@ -17,7 +17,7 @@ import sys
 import tempfile
 
 from families import FAMILIES, ROWS
-from helpers import LAUNCHER_ERROR, TOLERANCE, affected, report, requires_cuda
+from helpers import LAUNCHER_ERROR, TOLERANCE, is_affected, report, requires_cuda
 
 from inductor_fix.check.child import run_child
 from torch._inductor.test_case import TestCase, run_tests
@@ -59,7 +59,7 @@ class TestFamiliesGPU(TestCase):
         self.assertEqual([s["error"] for s in patched], [None, None])
         tolerance = TOLERANCE.get(spec.dtype, TOLERANCE["bfloat16"])  # int8/fp8 inputs: a low-precision output
         self.assertLess(max(errors), tolerance)
-        if spec.crashes and affected("mm"):
+        if spec.crashes and is_affected("mm"):
             self.assertRegex(first(stock, stock_failure) or "", LAUNCHER_ERROR, "negative control: stock must crash")
 
 

@@ -21,7 +21,9 @@ the bytecode pip compiled at install.
 - ``commands``: what the ``inductor-fix`` program itself costs: ``inductor-fix run -- true``
   (``run``'s own process, which every job under ``run`` pays once: it replaces itself with the
   command) and ``inductor-fix status --no-load`` (its entry-point probe, a second process,
-  included), each against ``python -c pass``, rotated; each repetition's difference is one pair.
+  included), each in both forms a user types, the console script and ``python -m inductor_fix``
+  (one program: the same modules), against ``python -c pass``, rotated; each repetition's
+  difference is one pair.
 
 These four with ``INDUCTOR_FIX_AUTOLOAD=0``: the other routes alone.
 
@@ -63,6 +65,9 @@ GOALS_MS = {"run_no_torch": 1.0, "import_after_torch": 10.0, "autoload": 10.0, "
             "status_no_load": 100.0}
 #: The ``inductor-fix`` commands measured against ``python -c pass``: name -> arguments.
 COMMANDS = {"run_command": ["run", "--", "true"], "status_no_load": ["status", "--no-load"]}
+#: The two forms of the program: key suffix -> how it is started (the venv's python, its bin folder).
+FORMS = {"": lambda python, bin: [str(bin / "inductor-fix")], "_module": lambda python, bin: [python, "-m",
+                                                                                               "inductor_fix"]}
 IMPORT_CHILD = """
 import json, sys, time
 import torch
@@ -178,9 +183,12 @@ def _paired(code: str, reps: int, venv: Venv, cwd: str, other: Venv | None = Non
 
 
 def _commands(reps: int, venv: Venv, cwd: str) -> dict[str, Any]:
-    """``python -c pass`` and each of :data:`COMMANDS` through the venv's ``inductor-fix``, rotated."""
-    program = str(Path(venv.python).parent / "inductor-fix")
-    arms = {"pass": [venv.python, "-c", "pass"], **{name: [program, *args] for name, args in COMMANDS.items()}}
+    """``python -c pass`` and each of :data:`COMMANDS` in each of :data:`FORMS` (the venv's
+    ``inductor-fix``, ``python -m inductor_fix``), rotated."""
+    bin = Path(venv.python).parent
+    arms = {"pass": [venv.python, "-c", "pass"],
+            **{f"{name}{form}": [*start(venv.python, bin), *args]
+               for name, args in COMMANDS.items() for form, start in FORMS.items()}}
     times: dict[str, list[float]] = {name: [] for name in arms}
     for command in arms.values():
         _wall(command, _environment(), cwd)  # warm the page cache
@@ -188,9 +196,10 @@ def _commands(reps: int, venv: Venv, cwd: str) -> dict[str, Any]:
         names = list(arms)[rep % len(arms):] + list(arms)[:rep % len(arms)]
         for name in names:
             times[name].append(_wall(arms[name], _environment(), cwd))
+    measured = [name for name in arms if name != "pass"]
     return {"pass_ms": summary(times["pass"]),
-            **{f"{name}_ms": summary(times[name]) for name in COMMANDS},
-            **{f"{name}_added_ms": summary([t - a for t, a in zip(times[name], times["pass"])]) for name in COMMANDS}}
+            **{f"{name}_ms": summary(times[name]) for name in measured},
+            **{f"{name}_added_ms": summary([t - a for t, a in zip(times[name], times["pass"])]) for name in measured}}
 
 
 def _imports(reps: int, venv: Venv, cwd: str) -> list[dict[str, Any]]:
@@ -242,6 +251,7 @@ def run(args: Any, child: Any = None) -> dict[str, Any]:
 
     reps = args.reps
     checkout = Path(__file__).resolve().parents[2]
+    load_before = os.getloadavg()[0]
     against = args.against.resolve() if args.against else None
     with tempfile.TemporaryDirectory(prefix="inductor_fix_bench_startup_") as directory:
         scratch = os.path.join(directory, "cwd")
@@ -267,7 +277,9 @@ def run(args: Any, child: Any = None) -> dict[str, Any]:
             "against": _commit(str(against)) if against else None, "run_import_torch": with_torch,
             "import_after_torch_ms": summary([i["ms"] for i in imports]),
             "inductor_modules": sorted({m for i in imports for m in i["inductor_modules"]}), "autoload": autoload,
-            "commands": commands, "goals_ms": GOALS_MS}
+            "commands": commands, "goals_ms": GOALS_MS,
+            # The machine's 1-minute load average as the run started and ended: what it ran beside.
+            "load": [round(load_before, 2), round(os.getloadavg()[0], 2)]}
 
 
 def _commit(checkout: str) -> str:
@@ -295,14 +307,17 @@ def markdown(data: dict[str, Any]) -> str:
     ]
     if data.get("commands"):
         commands = data["commands"]
-        rows += [
-            ("`inductor-fix run -- true` (run's own process), ms over `python -c pass`",
-             span(commands["run_command_added_ms"], 1), f"≤ {goals['run_command']:g}",
-             f"{commands['pass_ms']['median']:.1f} `python -c pass`"),
-            ("`inductor-fix status --no-load`, ms over `python -c pass`",
-             span(commands["status_no_load_added_ms"], 1), f"< {goals['status_no_load']:g}",
-             "its entry-point probe (a second process) included"),
-        ]
+        for form, program in (("", "inductor-fix"), ("_module", "python -m inductor_fix")):
+            if f"run_command{form}_added_ms" not in commands:  # a run from before both forms were measured
+                continue
+            rows += [
+                (f"`{program} run -- true` (run's own process), ms over `python -c pass`",
+                 span(commands[f"run_command{form}_added_ms"], 1), f"≤ {goals['run_command']:g}",
+                 f"{commands['pass_ms']['median']:.1f} `python -c pass`"),
+                (f"`{program} status --no-load`, ms over `python -c pass`",
+                 span(commands[f"status_no_load{form}_added_ms"], 1), f"< {goals['status_no_load']:g}",
+                 "its entry-point probe (a second process) included"),
+            ]
     rows += [
         ("`import inductor_fix` after `import torch`, ms", span(data["import_after_torch_ms"], 1),
          f"≤ {goals['import_after_torch']:g}", f"torch._inductor modules imported: "
@@ -319,9 +334,10 @@ def markdown(data: dict[str, Any]) -> str:
              span(autoload["wall_added_ms"], 1), "-",
              f"{autoload['import_torch_wall_ms']['absent']['median']:.0f} without"),
         ]
+    load = f", load average {data['load'][0]:g} to {data['load'][1]:g}" if data.get("load") else ""
     return "\n".join([
         f"Start-up cost, {data.get('form', 'from the checkout')}, torch {data['torch']}, Python {data['python']}, "
-        f"{data['cpus']} CPUs, {data['reps']} repetitions (`{data['command']}`):", "",
+        f"{data['cpus']} CPUs{load}, {data['reps']} repetitions (`{data['command']}`):", "",
         "| measured | median [spread] | goal | beside it |", "|---|---|---|---|",
         *(f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows),
     ])

@@ -36,7 +36,7 @@ from typing import NamedTuple
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from inductor_fix import _versions
+from inductor_fix import _installed
 from inductor_fix.patches import PATCHES, Patch
 from inductor_fix.status import PROTECTED_STATES
 
@@ -180,8 +180,8 @@ def mode_of(phase: str) -> str:
 
 def release_of(torch_version: str) -> Version:
     """``"2.14.1+cu130"`` -> ``Version("2.14.1")``; a dev build counts as its release
-    (``2.15.0.dev...`` as 2.15.0), the package's own parser (``inductor_fix._versions``)."""
-    return Version(_versions.release_of(torch_version))
+    (``2.15.0.dev...`` as 2.15.0), the package's own parser (``inductor_fix._installed``)."""
+    return Version(_installed.release_of(torch_version))
 
 
 def _in(specifier: str, torch_version: str) -> bool:

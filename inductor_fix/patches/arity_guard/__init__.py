@@ -39,16 +39,13 @@ the oldest supported torch checks a choice's arity against its benchmark argumen
 
 from __future__ import annotations
 
-from ..record import LAUNCHER_ERRORS, Crash, Patch
-from . import fix
+from ..patch import LAUNCHER_ERRORS, Crash, Patch
 from .activity import ACTIVITY
 
 __all__ = ["PATCH"]
 
 PATCH = Patch(
     name="arity-guard",
-    targets=fix.targets(),
-    decide=fix.decide,
     effect="template choices whose kernel arity mismatches are regenerated, or excluded before any launch",
     upstream="safety net for the kind of pytorch/pytorch#188069 and #194515 (no upstream equivalent)",
     affected=">=2.8.0",  # where the codegen cache and flex's hand-built inputs are; no cache before 2.8

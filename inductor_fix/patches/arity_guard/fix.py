@@ -12,13 +12,13 @@ import threading
 from types import ModuleType
 from typing import Any, Callable, NamedTuple
 
-from ..._launch import GRID_VALUES, kernel_parameters, tensor_metas
-from ..decide import require_class, require_codegen_cache, require_function, require_parameters
-from ..record import Unsupported
+from ..._triton_launch import GRID_VALUES, kernel_parameters, tensor_metas
+from ..require import require_class, require_codegen_cache, require_function, require_parameters
+from ..patch import Fix, Unsupported
 
 from .activity import ACTIVITY
 
-__all__ = ["ArityMismatch", "arity_mismatch", "benchmark_argument_count", "decide", "targets"]
+__all__ = ["FIX", "ArityMismatch", "arity_mismatch", "benchmark_argument_count", "decide", "targets"]
 
 log = logging.getLogger(__name__)
 
@@ -290,3 +290,7 @@ def targets() -> dict[str, Any]:
         "AlgorithmSelectorCache.__call__": _selection,
         "AlgorithmSelectorCache.benchmark_choice": _benchmark_choice,
     }
+
+
+#: How the patch acts, loaded by the lifecycle (``patch.fix_of``), never by the table.
+FIX = Fix(targets=targets(), decide=decide)

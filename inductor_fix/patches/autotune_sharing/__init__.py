@@ -41,16 +41,13 @@ torch shares autotuning across aliasing patterns itself (0005's change, or its e
 
 from __future__ import annotations
 
-from ..record import Patch
-from . import fix
+from ..patch import Patch
 from .activity import ACTIVITY
 
 __all__ = ["PATCH"]
 
 PATCH = Patch(
     name="autotune-sharing",
-    targets=fix.targets(),
-    decide=fix.decide,
     effect="a later aliasing pattern's template choices share their family's autotuning (neither precompiled nor "
            "benchmarked again); each code keeps its own precompilation",
     upstream="pytorch/pytorch#188069's fix, PR #188268, pays a later aliasing pattern's autotuning again; "

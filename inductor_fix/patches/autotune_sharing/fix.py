@@ -11,15 +11,15 @@ import weakref
 from types import ModuleType
 from typing import Any, Callable
 
-from ..decide import require_codegen_cache, require_function, require_parameters
-from ..record import Unsupported
+from ..require import require_codegen_cache, require_function, require_parameters
+from ..patch import Fix, Unsupported
 from ..target_names import MODULE
 # The probe that calls make_key with (x, x) and (x, y); shared with cache-key.
 from ..triton_key import keys_separate_aliasing, separates_aliasing
 
 from .activity import ACTIVITY
 
-__all__ = ["FamilyFailed", "decide", "family_key", "family_keyed_make_key", "family_recording_generate",
+__all__ = ["FIX", "FamilyFailed", "decide", "family_key", "family_keyed_make_key", "family_recording_generate",
            "keys_separate_aliasing", "own_kernel_hash_key", "shared_hash_key", "targets"]
 
 TARGET = "GeneratedCodeCache.make_key"
@@ -303,3 +303,7 @@ def targets() -> dict[str, Any]:
     """``"Class.attribute"`` -> wrapper factory ``(original, input_nodes_index)``."""
     return {TARGET: _make_key, "TritonTemplate.generate": _generate,
             "TritonTemplateCaller.hash_key": _hash_key, "TritonTemplateCaller.kernel_hash_key": _kernel_hash_key}
+
+
+#: How the patch acts, loaded by the lifecycle (``patch.fix_of``), never by the table.
+FIX = Fix(targets=targets(), decide=decide)

@@ -69,16 +69,13 @@ flexible, in 2.15.0).
 
 from __future__ import annotations
 
-from ..record import LAUNCHER_ERRORS, Crash, Patch
-from . import fix
+from ..patch import LAUNCHER_ERRORS, Crash, Patch
 from .activity import ACTIVITY
 
 __all__ = ["PATCH"]
 
 PATCH = Patch(
     name="benchmark-realign",
-    targets=fix.targets(),
-    decide=fix.decide,
     effect="each Triton template choice is benchmarked with the tensors its kernel takes (pytorch/pytorch#194515)",
     upstream="pytorch/pytorch#194515, fixed for flex forward and decoding by PR #194555",
     # 2.7.1 and 2.8.0 crash too (the version matrix's flex suite, CPU harness); older: not checked.

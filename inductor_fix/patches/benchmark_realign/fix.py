@@ -10,11 +10,11 @@ import logging
 from types import ModuleType
 from typing import Any, Callable, NamedTuple, Sequence
 
-from ..decide import require_class, require_parameters
-from ..record import Unsupported
+from ..require import require_class, require_parameters
+from ..patch import Fix, Unsupported
 from .activity import ACTIVITY
 
-__all__ = ["Realignment", "decide", "group_choices", "input_names", "plan_realignment", "realigned_benchmark",
+__all__ = ["FIX", "Realignment", "decide", "group_choices", "input_names", "plan_realignment", "realigned_benchmark",
            "realize_and_freeze", "realized_selection", "selectable", "targets"]
 
 log = logging.getLogger(__name__)
@@ -277,3 +277,7 @@ def _selection(original: Any, module: ModuleType) -> Any:
 def targets() -> dict[str, Any]:
     """``"Class.attribute"`` -> wrapper factory ``(original, select_algorithm)``."""
     return {TARGET: _benchmark, SELECTION: _selection}
+
+
+#: How the patch acts, loaded by the lifecycle (``patch.fix_of``), never by the table.
+FIX = Fix(targets=targets(), decide=decide)

@@ -29,18 +29,13 @@ torch is 2.15.0.
 
 from __future__ import annotations
 
-from ..record import LAUNCHER_ERRORS, Crash, Patch
-from . import fix
+from ..patch import LAUNCHER_ERRORS, Crash, Patch
 from .activity import ACTIVITY
 
 __all__ = ["PATCH"]
 
 PATCH = Patch(
     name="cache-key",
-    targets=fix.targets(),
-    decide=fix.decide,
-    verify=fix.verify,
-    lacks_crash=fix.lacks_crash,
     effect="codegen-cache keys now include the input aliasing pattern (pytorch/pytorch#188069)",
     upstream="pytorch/pytorch#188069, fixed by PR #188268",
     # 2.8.x has the cache off by default: affected only with enable_caching_generated_triton_templates=True.

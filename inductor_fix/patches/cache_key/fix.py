@@ -10,14 +10,14 @@ from types import ModuleType
 from typing import Any, Callable
 
 from ..aliasing import ProbeError, aliasing_pattern
-from ..decide import require_codegen_cache, require_parameters
-from ..record import NotNeeded
+from ..require import require_codegen_cache, require_parameters
+from ..patch import Fix, NotNeeded
 from ..target_names import MODULE
 from .probe import TARGET, keys_separate_aliasing, lacks_crash, separates_aliasing, verify
 
 from .activity import ACTIVITY
 
-__all__ = ["ProbeError", "aliasing_aware_make_key", "aliasing_pattern", "decide", "keys_separate_aliasing",
+__all__ = ["FIX", "ProbeError", "aliasing_aware_make_key", "aliasing_pattern", "decide", "keys_separate_aliasing",
            "lacks_crash", "targets", "verify"]
 
 
@@ -140,3 +140,7 @@ def _clear_with_inductors_caches() -> None:
 def targets() -> dict[str, Any]:
     """``"Class.attribute"`` -> wrapper factory ``(original, input_nodes_index)``."""
     return {TARGET: aliasing_aware_make_key}
+
+
+#: How the patch acts, loaded by the lifecycle (``patch.fix_of``), never by the table.
+FIX = Fix(targets=targets(), decide=decide, verify=verify, lacks_crash=lacks_crash)

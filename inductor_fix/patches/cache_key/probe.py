@@ -11,8 +11,8 @@ from __future__ import annotations
 from types import ModuleType
 
 from ..aliasing import verifier
-from ..decide import require_codegen_cache, require_parameters
-from ..record import NotNeeded
+from ..require import require_codegen_cache, require_parameters
+from ..patch import NotNeeded
 from ..triton_key import PROBE_ARGUMENTS, keys_separate_aliasing, separates_aliasing
 
 __all__ = ["PROBE_ARGUMENTS", "TARGET", "keys_separate_aliasing", "lacks_crash", "separates_aliasing", "verify"]

@@ -36,17 +36,13 @@ one input per kernel argument (no release does yet, 2.15.0 included).
 
 from __future__ import annotations
 
-from ..record import Crash, Patch
-from . import fix
+from ..patch import Crash, Patch
 from .activity import ACTIVITY
 
 __all__ = ["PATCH"]
 
 PATCH = Patch(
     name="cutlass-cache-key",
-    targets=fix.targets(),
-    decide=fix.decide,
-    verify=fix.verify,
     effect="CUTLASS template code-cache keys include the input aliasing pattern, and its benchmark requests "
            "hold one tensor per input buffer (the CUTLASS kind of pytorch/pytorch#188069)",
     upstream="pytorch/pytorch#188069 (its CUTLASS code cache, from PR #156781); not fixed upstream",

@@ -11,12 +11,12 @@ from types import ModuleType
 from typing import Any, Callable, Sequence
 
 from ..aliasing import ProbeError, aliasing_pattern, key_probe, separates, verifier
-from ..decide import require_class, require_function, require_parameters
-from ..record import NotNeeded, Unsupported
+from ..require import require_class, require_function, require_parameters
+from ..patch import Fix, NotNeeded, Unsupported
 
 from .activity import ACTIVITY
 
-__all__ = ["MODULES", "ProbeError", "aliasing_aware_make_key", "decide", "keys_separate_aliasing",
+__all__ = ["FIX", "MODULES", "ProbeError", "aliasing_aware_make_key", "decide", "keys_separate_aliasing",
            "kernel_inputs_benchmark_request", "targets", "verify"]
 
 #: Where each release keeps the CUTLASS template base class that holds the code cache: module -> class.
@@ -195,3 +195,7 @@ def targets() -> dict[str, Any]:
     one of the two modules."""
     return {f"{module}:{name}.{attribute}": factory for module, name in MODULES.items()
             for attribute, factory in (("make_key", _make_key), ("generate", _generate))}
+
+
+#: How the patch acts, loaded by the lifecycle (``patch.fix_of``), never by the table.
+FIX = Fix(targets=targets(), decide=decide, verify=verify)

@@ -23,74 +23,13 @@ __all__ = ["EntryPoint", "advice", "entry_points", "start_entry_points"]
 
 GROUP, NAME = "torch.backends", "inductor_fix"
 
-#: Loads every inductor_fix entry point of the group as torch does; prints one JSON line. It finds
-#: them as ``importlib.metadata.entry_points(group=...)`` does (each ``.dist-info`` or ``.egg-info``
-#: folder along ``sys.path``, the first of each project name; ``entry_points.txt``'s sections and
-#: ``name = module:attr`` lines) but reads the files itself: importing ``importlib.metadata`` (email,
-#: zipfile, pathlib) is two thirds of this probe's cost, and ``status`` waits for it (issue 47: under
-#: 100 ms). test_edges.TestEntryPointProbe holds it to ``importlib.metadata``'s answer.
-_PROBE = f"""
-import json
-import os
-import re
-import sys
-from importlib import import_module
-
-def declared():
-    seen = set()
-    for folder in sys.path:
-        try:
-            names = os.listdir(folder or ".")  # in its order, as importlib.metadata reads them
-        except OSError:
-            continue
-        for name in names:
-            stem, dot, kind = name.rpartition(".")
-            project = re.sub(r"[-_.]+", "_", stem.partition("-")[0]).lower()
-            if not dot or kind not in ("dist-info", "egg-info") or project in seen:
-                continue
-            seen.add(project)
-            path = os.path.join(folder or ".", name)
-            try:
-                with open(os.path.join(path, "entry_points.txt"), encoding="utf-8") as file:
-                    lines = file.read().splitlines()
-            except OSError:
-                continue
-            group = None
-            for line in map(str.strip, lines):
-                if line.startswith("[") and line.endswith("]"):
-                    group = line[1:-1].strip()
-                elif group == {GROUP!r} and "=" in line and not line.startswith(("#", ";")):
-                    key, _, value = line.partition("=")
-                    if key.strip() == {NAME!r}:
-                        yield path, value.strip()
-
-def load(value):  # the entry point's object imported, as EntryPoint.load does; its module's name
-    module, _, attributes = value.partition("[")[0].strip().partition(":")
-    module = module.strip()
-    loaded = import_module(module)
-    for attribute in filter(None, attributes.strip().split(".")):
-        loaded = getattr(loaded, attribute)
-    return module
-
-found = []
-for path, value in declared():
-    try:
-        with open(os.path.join(path, "direct_url.json"), encoding="utf-8") as file:
-            url = json.loads(file.read() or "null")
-    except (OSError, ValueError):
-        url = None
-    try:
-        module = load(value)
-        # An editable install's stand-in (tools/build_backend.py) whose checkout module is gone.
-        error = getattr(sys.modules.get(module), "_MISSING", None)
-        stand_in = error is not None
-    except Exception as failure:
-        error, stand_in = f"{{type(failure).__name__}}: {{failure}}", False
-    url = url if isinstance(url, dict) else {{}}
-    found.append({{"value": value, "metadata": path, "error": error, "stand_in": stand_in,
-                  "source": url.get("url"), "editable": bool((url.get("dir_info") or {{}}).get("editable"))}})
-print(json.dumps(found))
-"""
+#: The probe, a file of the package (:mod:`inductor_fix._entry_point_probe`, real code that ruff
+#: and mypy read), run by path from a scratch directory: where an editable checkout moved, the
+#: package may not be importable there, and a checkout in the working directory must not stand in.
+_PROBE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_entry_point_probe.py")
+#: ``python -c`` runs the file as ``__main__`` with ``sys.path[0]`` the scratch directory, as a
+#: plain ``-c`` would (``python FILE`` would put the package's folder first on ``sys.path``).
+_RUN_FILE = "import sys; path = sys.argv[1]; exec(compile(open(path, 'rb').read(), path, 'exec'))"
 
 
 class EntryPoint(NamedTuple):
@@ -124,7 +63,8 @@ def start_entry_points(python: str | None = None,
     and a scan of every distribution's metadata)."""
     scratch = tempfile.mkdtemp(prefix="inductor_fix_probe_")
     try:
-        process = subprocess.Popen([python or sys.executable, "-c", _PROBE], cwd=scratch, stdout=subprocess.PIPE,
+        process = subprocess.Popen([python or sys.executable, "-c", _RUN_FILE, _PROBE, GROUP, NAME], cwd=scratch,
+                                   stdout=subprocess.PIPE,
                                    stderr=subprocess.DEVNULL, text=True,
                                    env=dict(os.environ, INDUCTOR_FIX_AUTOLOAD="0"))
     except (OSError, subprocess.SubprocessError):

@@ -1,6 +1,6 @@
 """The checks every patch's ``decide`` shares: a target is the plain function, with the
-parameters, that the patch recognises, or :class:`~.record.Unsupported` says which is not;
-a torch without the Triton template codegen cache has no bug there (:class:`~.record.NotNeeded`).
+parameters, that the patch recognises, or :class:`~.patch.Unsupported` says which is not;
+a torch without the Triton template codegen cache has no bug there (:class:`~.patch.NotNeeded`).
 Nothing here imports torch.
 """
 
@@ -11,7 +11,7 @@ from types import ModuleType
 from typing import Any
 
 from .._members import function_of
-from .record import NotNeeded, Unsupported
+from .patch import NotNeeded, Unsupported
 from .target_names import split_target
 
 __all__ = ["CODEGEN_CACHE_ADDED", "require_class", "require_codegen_cache", "require_function", "require_parameters"]

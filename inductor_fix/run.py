@@ -6,7 +6,7 @@ imported when Inductor loads) in every Python process that inherits the variable
 chains any ``sitecustomize`` that was there before. Nothing installed is edited, and a
 process started without the variable (``env -i``, a scrubbed environment, ``python
 -E``/``-I``/``-S``, which ignore it or ``site``) runs stock torch. ``INDUCTOR_FIX_DISABLE``
-passes through unchanged, so it still switches patches off in each process. The same
+passes through unchanged, so it still turns patches off in each process. The same
 mechanism as ``opentelemetry-instrument`` and ``ddtrace-run``.
 """
 

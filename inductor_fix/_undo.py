@@ -29,7 +29,7 @@ from typing import Any, Callable, Collection
 
 from ._members import function_of
 
-__all__ = ["ABSENT", "MARKER", "Entry", "Registry"]
+__all__ = ["ABSENT", "MARKER", "Entry", "UndoStack"]
 
 #: Set on every object this package installs, so it is recognised even when a
 #: second copy of the package (or a reload) looks at it.
@@ -113,7 +113,7 @@ def _switch(entry: Entry) -> Any:
     return type(entry.original)(switch) if isinstance(entry.original, (classmethod, staticmethod)) else switch
 
 
-class Registry:
+class UndoStack:
     """Not thread-safe on its own: the caller holds the lifecycle lock."""
 
     def __init__(self) -> None:

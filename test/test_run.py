@@ -21,10 +21,10 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from helpers import OP, ORDER, affected, needs_a_check_op
+from helpers import OP, ORDER, is_affected, needs_a_check_op
 
 from inductor_fix.check.table import steps_of
-from inductor_fix.launcher import BOOTSTRAP, environment
+from inductor_fix.run import BOOTSTRAP, environment
 from inductor_fix.patches import PATCHES
 from torch._inductor.test_case import TestCase, run_tests
 
@@ -75,7 +75,7 @@ class TestRun(TestCase):
         (probe,) = _probes(launched.stdout)
         self.assertTrue(probe["active"], launched.stderr)
         self.assertIn(probe["state"], ("applied", "not-needed"))
-        if OP is not None and affected(OP):
+        if OP is not None and is_affected(OP):
             self.assertEqual(probe["state"], "applied")
         plain = self._run(sys.executable, script, launcher=())  # negative control
         self.assertEqual(_probes(plain.stdout), [{"active": False, "state": None}], plain.stderr)
@@ -172,7 +172,7 @@ class TestRun(TestCase):
         killing the job from a KeyboardInterrupt of its own."""
         job = ("import signal, sys, time; signal.signal(signal.SIGINT, lambda *_: sys.exit(7)); "
                "print('UP', flush=True); time.sleep(30)")
-        waiter = (f"import sys; from inductor_fix.launcher import _wait_for; "
+        waiter = (f"import sys; from inductor_fix.run import _wait_for; "
                   f"print('STATUS', _wait_for([sys.executable, '-c', {job!r}], {{}}), flush=True)")
         process = subprocess.Popen([sys.executable, "-c", waiter], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    text=True, cwd=self.directory, env=_environment(), start_new_session=True)
@@ -286,7 +286,7 @@ class TestRun(TestCase):
         stock = self._run(sys.executable, script, OP, ORDER, INDUCTOR_FIX_DISABLE="1")  # negative control
         (unfixed,) = _probes(stock.stdout) or [stock.stderr]
         self.assertEqual((unfixed["active"], unfixed["state"]), (True, "disabled"), unfixed)
-        if affected(OP):  # the sequence stops at its crashing compile
+        if is_affected(OP):  # the sequence stops at its crashing compile
             self.assertRegex(str(unfixed["errors"][-1]), r"TypeError", unfixed)
 
 

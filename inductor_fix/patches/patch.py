@@ -1,25 +1,28 @@
-"""What a patch is: the record of the table (:class:`Patch`), what its stock crash looks like
-(:class:`Crash`), and the two answers ``decide`` gives besides a context (:class:`NotNeeded`,
-:class:`Unsupported`).
+"""What a patch is: the entry of the table (:class:`Patch`), what its stock crash looks like
+(:class:`Crash`), how it acts (:class:`Fix`, loaded only by what applies it: :func:`fix_of`),
+and the two answers ``decide`` gives besides a context (:class:`NotNeeded`, :class:`Unsupported`).
 
 A patch is one folder, ``inductor_fix/patches/<folder>/``: its ``__init__`` holds the
-:class:`Patch` entry ``PATCH`` (and imports its fix, ``fix.py``), and optional parts that
-generic code reads as typed records through :func:`inductor_fix.check.parts.part`:
-``check`` (its ``inductor-fix check`` workloads and CPU-harness seams), ``bench`` (its
-``tools/bench`` measurement) and ``drills`` (its drift drills). The table never imports a part.
-Its diff is ``patches/<Patch.diff>`` and its tests ``test/<folder>/``.
+:class:`Patch` entry ``PATCH`` (what the patch is: name, upstream issue, releases, stock crash,
+activity kinds; it imports only ``activity.py``), ``fix.py`` its :class:`Fix` ``FIX`` (targets,
+``decide``, ``verify``), and optional parts that generic code reads as typed records through
+:func:`inductor_fix.check.parts.part`: ``check`` (its ``inductor-fix check`` workloads and
+CPU-harness seams), ``bench`` (its ``tools/bench`` measurement) and ``drills`` (its drift
+drills). The table imports each entry, never a fix or a part: the job report reads the table
+without importing any fix, and a fix that cannot be imported leaves its patch ``unsupported``
+with the reason (:class:`FixError`), the others applied. Its diff is ``patches/<Patch.diff>``
+and its tests ``test/<folder>/``.
 
-A :class:`Patch` names its targets (``"Class.attribute"`` in
-``torch._inductor.select_algorithm``, or ``"module:Class.attribute"`` in another module of
-Inductor, each with the factory that wraps it; each module is patched when it loads), the
-upstream issue and PR, the stock releases that have the bug (a ``packaging``
-specifier, for tests and tools: whether a build needs a patch is decided by
-behaviour, never by this range), the diff in ``patches/`` that carries it
-upstream, and when it can be deleted. ``decide`` inspects the live module and
-returns what the factories need, or raises :class:`NotNeeded` /
-:class:`Unsupported` with a one-line reason; it patches nothing.
+A :class:`Fix` names the targets (``"Class.attribute"`` in ``torch._inductor.select_algorithm``,
+or ``"module:Class.attribute"`` in another module of Inductor, each with the factory that wraps
+it; each module is patched when it loads); its ``decide`` inspects the live module and returns
+what the factories need, or raises :class:`NotNeeded` / :class:`Unsupported` with a one-line
+reason; it patches nothing. A :class:`Patch` names the upstream issue and PR, the stock
+releases that have the bug (a ``packaging`` specifier, for tests and tools: whether a build
+needs a patch is decided by behaviour, never by this range), the diff in ``patches/`` that
+carries it upstream, and when it can be deleted.
 
-Beside it: :mod:`.targets` (target names), :mod:`.decide` (the checks ``decide`` shares),
+Beside it: :mod:`.target_names` (target names), :mod:`.require` (the ``require_*`` checks every ``decide`` shares),
 :mod:`.fingerprints` (source fingerprints), :mod:`.aliasing` (the aliasing pattern and the
 probe of a ``make_key``), :mod:`.triton_key` (that probe of the Triton codegen cache's key).
 Nothing here imports torch: ``import inductor_fix`` must stay cheap.
@@ -27,16 +30,17 @@ Nothing here imports torch: ``import inductor_fix`` must stay cheap.
 
 from __future__ import annotations
 
+import importlib
 from types import ModuleType
 from typing import Any, Callable, Mapping, NamedTuple
 
 from .._activity import Activity, Kind
-from .._launch import LAUNCHER_ERRORS
-from .._versions import release_of
+from .._triton_launch import LAUNCHER_ERRORS
+from .._installed import release_of
 from .target_names import target_module
 
-__all__ = ["LAUNCHER_ERRORS", "Activity", "Crash", "Factory", "Kind", "NotNeeded", "Patch", "Unsupported",
-           "in_releases", "killed_by"]
+__all__ = ["LAUNCHER_ERRORS", "Activity", "Crash", "Factory", "Fix", "FixError", "Kind", "NotNeeded", "Patch",
+           "Unsupported", "fix_of", "in_releases", "killed_by", "unreadable_entry"]
 
 
 class NotNeeded(Exception):
@@ -45,6 +49,12 @@ class NotNeeded(Exception):
 
 class Unsupported(Exception):
     """This torch's internals are not what the patch recognises."""
+
+
+class FixError(Exception):
+    """A patch's fix cannot be loaded (its ``fix.py`` raises as it imports, or defines no
+    :class:`Fix` ``FIX``), or its entry could not be (:func:`unreadable_entry`): the message says which
+    and why. The lifecycle leaves that patch ``unsupported`` with it and applies the others."""
 
 
 def killed_by(signal: str) -> str:
@@ -120,18 +130,42 @@ class Crash(NamedTuple):
 Factory = Callable[[Any, Any], Any]
 
 
-class Patch(NamedTuple):
-    """One patch of the table; its folder holds everything else about it. (A NamedTuple,
-    not a dataclass: a tenth of the cost at ``import inductor_fix``.)"""
+class Fix(NamedTuple):
+    """How a patch acts: its folder's ``fix.py`` defines it as ``FIX``; only what applies the patch
+    loads it (:func:`fix_of`)."""
 
-    name: str
-    #: ``"Class.attribute"`` (of :data:`~.targets.MODULE`) or ``"module:Class.attribute"`` -> wrapper factory;
-    #: what is wrapped is exactly these keys. A module a release lacks is never loaded, so a
+    #: ``"Class.attribute"`` (of :data:`~.target_names.MODULE`) or ``"module:Class.attribute"`` -> wrapper
+    #: factory; what is wrapped is exactly these keys. A module a release lacks is never loaded, so a
     #: patch may name the module each release keeps its target in.
     targets: Mapping[str, Factory]
     #: ``decide(module)`` -> the context the factories take, for the targets in ``module`` (called
     #: once per module, when it loads); raises NotNeeded or Unsupported.
     decide: Callable[[ModuleType], Any]
+    #: Called after install; raises Unsupported if the patched module misbehaves.
+    verify: Callable[[ModuleType], None] | None = None
+    #: ``lacks_crash(module)``: why stock ``module`` lacks the crash this patch fixes (one line), or
+    #: None where it has it; raises Unsupported where it cannot tell. Asked of a patch that
+    #: ``INDUCTOR_FIX_DISABLE`` turns off: where the crash is absent, it is ``not-needed`` (the process
+    #: stays protected) rather than ``disabled``. None: ``decide`` tells (NotNeeded is the reason),
+    #: which fits a patch whose ``decide`` raises NotNeeded exactly where its crash is absent.
+    lacks_crash: Callable[[ModuleType], str | None] | None = None
+
+    @property
+    def modules(self) -> tuple[str, ...]:
+        """The modules its targets live in, in the order first named."""
+        return tuple(dict.fromkeys(target_module(target) for target in self.targets))
+
+    def targets_in(self, module: str) -> dict[str, Factory]:
+        """Its targets in module ``module`` (a full module name), with their factories."""
+        return {target: factory for target, factory in self.targets.items() if target_module(target) == module}
+
+
+class Patch(NamedTuple):
+    """One patch of the table: what it is. How it acts is its :class:`Fix` (:func:`fix_of`); its
+    folder holds everything else about it. (A NamedTuple, not a dataclass: a tenth of the cost at
+    ``import inductor_fix``.)"""
+
+    name: str
     #: What the patch does once applied, for status().
     effect: str
     upstream: str
@@ -145,8 +179,6 @@ class Patch(NamedTuple):
     diffs: tuple[str, ...]
     #: What it did in this process, by kind (each :class:`Kind` says how it reads).
     activity: Activity
-    #: Called after install; raises Unsupported if the patched module misbehaves.
-    verify: Callable[[ModuleType], None] | None = None
     #: Releases whose internals the patch fits, as a ``packaging`` specifier ("": any);
     #: on an affected release outside it the bug stays (``decide`` says unsupported).
     supported: str = ""
@@ -156,16 +188,14 @@ class Patch(NamedTuple):
     #: What its stock crash looks like (:class:`Crash`): ``report`` says a process that died so died
     #: of the crash this patch fixes; ``check`` tells it from another error.
     crash: Crash = Crash()
-    #: ``lacks_crash(module)``: why stock ``module`` lacks the crash this patch fixes (one line), or
-    #: None where it has it; raises Unsupported where it cannot tell. Asked of a patch that
-    #: ``INDUCTOR_FIX_DISABLE`` turns off: where the crash is absent, it is ``not-needed`` (the process
-    #: stays protected) rather than ``disabled``. None: ``decide`` tells (NotNeeded is the reason),
-    #: which fits a patch whose ``decide`` raises NotNeeded exactly where its crash is absent.
-    lacks_crash: Callable[[ModuleType], str | None] | None = None
     #: False for a patch that only saves cost (without it nothing crashes and no kernel is
     #: wrong): its state does not decide ``status().protected``, and a job report needs it on
     #: for nothing (``needed: no`` holds with it off).
     protects: bool = True
+    #: Its :class:`Fix` where it is not its folder's ``fix.py`` (a patch a test builds in place).
+    fix: Fix | None = None
+    #: Why its entry could not be imported (:func:`unreadable_entry`); "" for every entry that could.
+    unreadable: str = ""
 
     @property
     def folder(self) -> str:
@@ -179,13 +209,15 @@ class Patch(NamedTuple):
         return self.diffs[0]
 
     @property
-    def modules(self) -> tuple[str, ...]:
-        """The modules its targets live in, in the order first named."""
-        return tuple(dict.fromkeys(target_module(target) for target in self.targets))
+    def targets(self) -> Mapping[str, Factory]:
+        """Its fix's targets (:attr:`Fix.targets`); loads the fix, raises :class:`FixError` as
+        :func:`fix_of` does. For tests and tools: the lifecycle holds the fix it loaded."""
+        return fix_of(self).targets
 
-    def targets_in(self, module: str) -> dict[str, Factory]:
-        """Its targets in module ``module`` (a full module name), with their factories."""
-        return {target: factory for target, factory in self.targets.items() if target_module(target) == module}
+    @property
+    def modules(self) -> tuple[str, ...]:
+        """The modules its targets live in (:attr:`Fix.modules`); loads the fix as :attr:`targets` does."""
+        return fix_of(self).modules
 
     def is_affected(self, torch_version: str) -> bool:
         """Whether stock ``torch_version`` (``"2.14.1+cu130"``, a dev build counts as its
@@ -195,6 +227,36 @@ class Patch(NamedTuple):
     def fits(self, torch_version: str) -> bool:
         """Whether the patch fits ``torch_version``'s internals (:attr:`supported`)."""
         return in_releases(self.supported, torch_version)
+
+
+def fix_of(patch: Patch) -> Fix:
+    """``patch``'s :class:`Fix`: :attr:`Patch.fix`, else ``FIX`` of its folder's ``fix`` module,
+    imported now. Raises :class:`FixError` naming the module and why if that module raises as it
+    imports or defines no :class:`Fix` ``FIX``, or if the patch's entry itself was unreadable."""
+    if patch.unreadable:
+        raise FixError(patch.unreadable)
+    if patch.fix is not None:
+        return patch.fix
+    qualified = f"{patch.package or f'{__package__}.{patch.folder}'}.fix"
+    try:
+        module = importlib.import_module(qualified)
+    except Exception as error:
+        raise FixError(f"{qualified} failed to load: {type(error).__name__}: {error}") from error
+    fix = getattr(module, "FIX", None)
+    if not isinstance(fix, Fix):
+        raise FixError(f"{qualified} must define FIX, a Fix; it defines "
+                       f"{', '.join(sorted(n for n in vars(module) if n.isupper())) or 'no upper-case name'}")
+    return fix
+
+
+def unreadable_entry(folder: str, error: BaseException) -> Patch:
+    """The table's entry for the folder ``folder`` whose ``__init__`` (or its ``activity``) raised
+    ``error`` as it imported: named as the folder names it, no activity kind; :func:`fix_of`
+    raises :class:`FixError` with the reason, so the lifecycle says it ``unsupported``."""
+    name = folder.replace("_", "-")
+    reason = f"{__package__}.{folder} failed to load: {type(error).__name__}: {error}"
+    return Patch(name=name, effect="", upstream="unknown: its entry cannot be read", affected="", delete_when="",
+                 diffs=(), activity=Activity(name), unreadable=reason)
 
 
 def in_releases(specifier: str, torch_version: str) -> bool:

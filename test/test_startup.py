@@ -1,0 +1,226 @@
+"""One start-up path, and a broken patch costs only itself.
+
+``python -m inductor_fix CMD`` and ``inductor-fix CMD`` are one program: each command loads the
+same modules of the package and exits the same way in both forms, with a fault planted in a patch
+or not (:class:`TestOneProgram`, ``-X importtime``: every import, however late). A fault planted in
+any file of one patch's folder (its entry, its activity kinds, its fix; its parts are
+test_loading's) leaves that patch ``unsupported`` with the reason and the others as they are, and
+``status``, ``report``, ``run`` and ``import inductor_fix`` working; ``report`` imports no fix at
+all (:class:`TestABrokenPatchCostsOnlyItself`). The start-up's state is one object
+(:class:`TestStartupObject`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tempfile
+import unittest
+from pathlib import Path
+
+from test_loading import in_copy, planted_copy
+
+from inductor_fix.patches import PATCHES
+
+#: The console script pip writes for ``inductor-fix = _inductor_fix_autoload:cli`` (its text, so
+#: that the form runs with the copy's modules first on ``sys.path``, as the installed one does).
+CONSOLE_SCRIPT = """\
+import re
+import sys
+from _inductor_fix_autoload import cli
+if __name__ == "__main__":
+    sys.argv[0] = re.sub(r"(-script\\.pyw|\\.exe)?$", "", sys.argv[0])
+    sys.exit(cli())
+"""
+
+#: The files of a patch's folder the core reads: its entry, its activity kinds, its fix.
+CORE = ("__init__", "activity", "fix")
+
+#: Runs, in one process with the copy first on sys.path: ``report FILE`` (then which fix modules
+#: are loaded), ``run -- true`` (its exec replaced by an exit), ``status`` and the API's status.
+DRIVER = """
+import contextlib, io, json, os, re, sys, warnings
+warnings.simplefilter("always")
+os.execve = lambda *args: sys.exit(0)
+from _inductor_fix_autoload import cli
+
+def command(*words):
+    sys.argv = ["inductor-fix", *words]
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            code = cli()
+    except SystemExit as stop:
+        code = stop.code
+    return code, out.getvalue()
+
+fixes = lambda: sorted(m for m in sys.modules if re.fullmatch(r"inductor_fix\\.patches\\.\\w+\\.fix", m))
+found = {"report": command("report", sys.argv[1]), "fixes_after_report": fixes(),
+         "run": command("run", "--", "true"), "status": command("status")}
+import inductor_fix
+status = inductor_fix.status()
+found["states"] = {p.name: [str(p.state), p.reason] for p in status.patches}
+print("FOUND " + json.dumps(found))
+"""
+
+
+def console_script(directory: Path) -> Path:
+    path = directory / "inductor-fix"
+    path.write_text(CONSOLE_SCRIPT)
+    return path
+
+
+def package_modules(stderr: str) -> list[str]:
+    """The package's modules (and those beside it) that ``-X importtime`` says were imported,
+    ``python -m``'s ``inductor_fix.__main__`` aside (the console script's ``__main__`` is the script)."""
+    names = re.findall(r"^import time:\s+\d+ \|\s+\d+ \| ( *)(\S+)$", stderr, re.MULTILINE)
+    return sorted({name for _, name in names if re.match(r"_?inductor_fix", name)} - {"inductor_fix.__main__"})
+
+
+class TestOneProgram(unittest.TestCase):
+    """Both forms of the command: the same modules, the same exit, faults planted or not."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.directory = Path(tempfile.mkdtemp(prefix="inductor_fix_forms_"))
+        cls.report = cls.directory / "job.jsonl"
+        cls.report.write_text(json.dumps({"format": 1, "pid": 1, "state": "applied", "benchmarks": 1,
+                                          "patches": [{"name": PATCHES[0].name, "state": "applied"}]}) + "\n")
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        shutil.rmtree(cls.directory, ignore_errors=True)
+
+    def forms(self, copy: Path, *words: str) -> dict[str, tuple[int, list[str], str]]:
+        script = console_script(copy)
+        found = {}
+        for form, head in (("inductor-fix", [str(script)]), ("python -m inductor_fix", ["-m", "inductor_fix"])):
+            result = in_copy(copy, "-X", "importtime", *head, *words)
+            said = "\n".join(line for line in result.stderr.splitlines() if not line.startswith("import time:"))
+            found[form] = (result.returncode, package_modules(result.stderr), said)
+        return found
+
+    def assert_one_program(self, copy: Path, *words: str, status: int) -> None:
+        found = self.forms(copy, *words)
+        script, module = found["inductor-fix"], found["python -m inductor_fix"]
+        with self.subTest(command=words):
+            self.assertEqual(script[0], status, script[2])
+            self.assertEqual(module[:2], script[:2], f"{words}: python -m {module[2]}\nscript {script[2]}")
+            self.assertIn("_inductor_fix_autoload", script[1])  # the measure sees the program's entry
+
+    def test_every_command_without_a_fault(self) -> None:
+        copy = planted_copy(self.directory / "clean", kinds=())
+        for words, status in ((("run", "--", "true"), 0), (("status", "--no-load"), 0),
+                              (("report", str(self.report)), 0), (("--version",), 0), (("status", "--jsn"), 2)):
+            self.assert_one_program(copy, *words, status=status)
+
+    def test_a_fault_in_each_core_file_of_a_patch(self) -> None:
+        patch = PATCHES[-1]
+        for kind in CORE:
+            with self.subTest(planted=kind):
+                copy = planted_copy(self.directory / kind, kinds=(kind,), patches=(patch,))
+                for words in (("run", "--", "true"), ("status", "--no-load"), ("report", str(self.report))):
+                    self.assert_one_program(copy, *words, status=0)
+
+
+class TestABrokenPatchCostsOnlyItself(unittest.TestCase):
+    """A fault planted in each core file of one patch: that patch unsupported, with the reason;
+    the others as in a copy without the fault; every command works; report imports no fix."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.directory = Path(tempfile.mkdtemp(prefix="inductor_fix_broken_"))
+        cls.report = cls.directory / "job.jsonl"
+        cls.report.write_text(json.dumps({"format": 1, "pid": 1, "state": "applied", "benchmarks": 1,
+                                          "patches": [{"name": p.name, "state": "applied"} for p in PATCHES]}) + "\n")
+        cls.clean = cls.drive(planted_copy(cls.directory / "clean", kinds=()))
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        shutil.rmtree(cls.directory, ignore_errors=True)
+
+    @classmethod
+    def drive(cls, copy: Path) -> dict:
+        result = in_copy(copy, "-c", DRIVER, str(cls.report))
+        lines = [line for line in result.stdout.splitlines() if line.startswith("FOUND ")]
+        if not lines:
+            raise AssertionError(result.stdout + result.stderr)
+        return {**json.loads(lines[-1][len("FOUND "):]), "stderr": result.stderr}
+
+    def test_the_clean_copy_applies_every_patch_it_can(self) -> None:
+        # The control the faults are compared with: no patch unsupported, no fix loaded by report.
+        self.assertEqual(self.clean["fixes_after_report"], [])
+        self.assertNotIn("unsupported", [state for state, _ in self.clean["states"].values()])
+        self.assertEqual([self.clean[c][0] for c in ("report", "run", "status")], [0, 0, 0])
+
+    def test_a_fault_in_each_core_file(self) -> None:
+        # The last applied patch of the table: a later patch's decision may probe an earlier one's
+        # wrapper (the table's docstring), never the reverse, so the others decide as without it.
+        applied = [p for p in PATCHES if self.clean["states"][p.name][0] == "applied"]
+        self.assertTrue(applied, self.clean["states"])
+        patch = applied[-1]
+        for kind in CORE:
+            with self.subTest(planted=kind):
+                found = self.drive(planted_copy(self.directory / kind, kinds=(kind,), patches=(patch,)))
+                self.assertEqual([found[c][0] for c in ("report", "run", "status")], [0, 0, 0], found)
+                self.assertEqual(found["fixes_after_report"], [])
+                state, reason = found["states"][patch.name]
+                self.assertEqual(state, "unsupported")
+                self.assertIn(f"RuntimeError: planted in {patch.folder}/{kind}.py", reason)
+                others = {name: value for name, value in found["states"].items() if name != patch.name}
+                self.assertEqual(others, {n: v for n, v in self.clean["states"].items() if n != patch.name})
+                self.assertIn(f"{patch.name}", found["status"][1])
+                self.assertIn("planted", found["status"][1])  # status says why
+                self.assertEqual(found["stderr"].count(f"planted in {patch.folder}/{kind}.py"), 1, found["stderr"])
+                self.assertNotIn("Traceback", found["stderr"])
+
+
+class TestStartupObject(unittest.TestCase):
+    """The start-up's state is one object: its routes, its importer, what failed."""
+
+    def test_routes_in_one_place(self) -> None:
+        import _inductor_fix_startup as startup
+
+        found = startup.Startup()
+        found.start("import", lambda: None)
+        found.start("cli")  # python -m inductor_fix: __init__ ran first; the program claims its import
+        self.assertEqual(found.routes, ["cli"])
+        found.start("import")  # the program's own import of its package
+        self.assertEqual(found.routes, ["cli"])
+        startup.unregister(startup.INDUCTOR, found._on_inductor)
+        startup.unregister(startup.TORCH_LOGS, found._on_torch)
+
+    def test_the_package_re_exports_the_api(self) -> None:
+        import inductor_fix
+        from inductor_fix import _api
+
+        self.assertEqual(inductor_fix.__all__, _api.__all__)
+        for name in _api.__all__:  # the API's objects, not the submodule inductor_fix.status
+            self.assertIs(getattr(inductor_fix, name), getattr(_api, name), name)
+
+    def test_import_only_starts_the_package(self) -> None:
+        # The API (and the lifecycle, the table, every fix) is imported at its first use.
+        code = ("import sys, inductor_fix; before = '_api' in dir(inductor_fix) or 'inductor_fix._api' in sys.modules; "
+                "state = inductor_fix.status().state; print(before, 'inductor_fix._api' in sys.modules, state)")
+        result = in_copy(Path(__file__).resolve().parents[1], "-c", code, timeout=120)
+        self.assertEqual(result.stdout.split(), ["False", "True", "pending"], result.stderr)
+
+    def test_quiet_when_hooked_loud_when_asked(self) -> None:
+        import _inductor_fix_startup as startup
+
+        found = startup.Startup()
+
+        def broken() -> None:
+            raise ImportError("planted")
+
+        found.importer = broken
+        with self.assertWarnsRegex(RuntimeWarning, r"not applied \(\?\): ImportError: planted"):
+            self.assertFalse(found.activate())
+        self.assertFalse(found.activate())  # not tried again quietly: no second warning
+        with self.assertRaisesRegex(ImportError, "planted"):
+            found.activate(explicit=True)
+
+
+if __name__ == "__main__":
+    unittest.main()
