@@ -111,18 +111,17 @@ def pytest_report_header(config) -> list[str]:
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """``INDUCTOR_FIX_TEST_ORDER=FILE`` (``tools/gpu_tier``): the longest tests first by the seconds
-    FILE records per test id (``docs/bench/gpu-tier.json``), tests it does not know before all, so
-    that the workers of one GPU finish together."""
+    """``INDUCTOR_FIX_TEST_ORDER=FILE`` (``tools/gpu_tier``): the tests in the order FILE lists their
+    ids (``tools/gpu_tier_lib/schedule.py`` says why it is not simply longest first), tests it does
+    not list before all."""
     path = os.environ.get("INDUCTOR_FIX_TEST_ORDER")
     if not path:
         return
     import json
 
     with open(path) as handle:
-        seconds = json.load(handle)
-    unknown = max(seconds.values(), default=0.0) + 1.0
-    items.sort(key=lambda item: -seconds.get(item.nodeid, unknown))
+        position = {nodeid: index for index, nodeid in enumerate(json.load(handle))}
+    items.sort(key=lambda item: position.get(item.nodeid, -1))
 
 
 def pytest_runtest_logreport(report) -> None:

@@ -985,6 +985,72 @@ class TestGpuTierFastForm(TestCase):
         self.assertEqual(plan.project(["t", "c"], data, "all", "s", 2).seconds, 290.0)
         self.assertEqual(plan.measured(data, "tier", "s"), {"t": 100.0, "c": 250.0})
 
+    def test_the_order_starts_each_long_test_on_a_worker_of_its_own(self) -> None:
+        from gpu_tier_lib import schedule
+
+        seconds = {"a": 300.0, "b": 290.0, "c": 280.0, "d": 100.0, **{f"s{i}": 1.0 for i in range(6)}}
+        order = schedule.layout(list(seconds), seconds, 3)
+        # pytest-xdist sends each worker two tests first: a long one, and behind it one of the shortest
+        self.assertEqual([order[i] for i in (0, 2, 4)], ["a", "b", "c"])
+        self.assertTrue(all(seconds[order[i]] == 1.0 for i in (1, 3, 5)), order)
+        runs = schedule.simulate(order, seconds, 3)
+        self.assertEqual(sorted(runs[name].worker for name in "abc"), [0, 1, 2])
+        # c's worker is free first (280 s): its short partner, then d (381 s), then a short one
+        self.assertEqual(schedule.makespan(order, seconds, 3), 382.0)
+        # longest first alone pairs the two longest on the first worker, one behind the other
+        self.assertEqual(schedule.makespan(sorted(seconds, key=lambda n: -seconds[n]), seconds, 3), 590.0)
+        # fewer than two tests a worker are dealt round robin: the third joins the shorter of the first two
+        few = {"a": 30.0, "b": 20.0, "c": 20.0}
+        self.assertEqual(schedule.makespan(schedule.layout(list(few), few, 2), few, 2), 40.0)
+        self.assertEqual(schedule.makespan(["a", "b", "c"], few, 2), 50.0)
+        # a test without seconds goes first and counts none in the projection (a lower bound)
+        self.assertEqual(schedule.layout(["x", "a", "s0", "s1"], {"a": 300.0, "s0": 1.0, "s1": 1.0}, 2)[0], "x")
+
+    def test_the_simulated_schedule_is_pytest_xdists(self) -> None:
+        """The model against pytest-xdist itself: sleeping tests run as the order and the arguments the
+        tier uses say; each worker runs the tests the simulation gives it, starting when it says."""
+        from gpu_tier_lib import schedule
+
+        seconds = {"t_long": 3.0, "t_long2": 2.6, **{f"t_short{i}": 0.3 for i in range(6)}}
+        with tempfile.TemporaryDirectory() as directory:
+            folder = Path(directory)
+            (folder / "test_sleep.py").write_text(textwrap.dedent(f"""
+                import json, os, time
+                import pytest
+                SECONDS = {seconds!r}
+                @pytest.mark.parametrize("name", sorted(SECONDS))
+                def test(name):
+                    start = time.time()
+                    time.sleep(SECONDS[name])
+                    with open({str(folder / "runs.jsonl")!r}, "a") as handle:
+                        handle.write(json.dumps([name, os.environ["PYTEST_XDIST_WORKER"], start]) + "\\n")
+                """))
+            (folder / "conftest.py").write_text(textwrap.dedent(f"""
+                import importlib.util  # the suite's own ordering hook, nothing else of its conftest
+                spec = importlib.util.spec_from_file_location("suite_conftest", {str(ROOT / "test" / "conftest.py")!r})
+                suite = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(suite)
+                pytest_collection_modifyitems = suite.pytest_collection_modifyitems
+                """))
+            for order in (schedule.layout(list(seconds), seconds, 2), sorted(seconds, key=lambda n: -seconds[n])):
+                with self.subTest(order=order):
+                    (folder / "runs.jsonl").unlink(missing_ok=True)
+                    (folder / "order.json").write_text(json.dumps([f"test_sleep.py::test[{name}]" for name in order]))
+                    environment = dict(os.environ, INDUCTOR_FIX_TEST_ORDER=str(folder / "order.json"))
+                    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2",
+                                           *schedule.PYTEST_ARGS, "test_sleep.py"], cwd=folder, capture_output=True,
+                                          text=True, env=environment, timeout=300)
+                    self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+                    ran = [json.loads(line) for line in (folder / "runs.jsonl").read_text().splitlines()]
+                    first = min(start for _, _, start in ran)
+                    simulated = schedule.simulate(order, seconds, 2)
+                    by_worker: dict[str, set] = {}
+                    for name, worker, start in ran:
+                        by_worker.setdefault(worker, set()).add(name)
+                        self.assertAlmostEqual(start - first, simulated[name].start, delta=0.5, msg=name)
+                    self.assertEqual(sorted(map(sorted, by_worker.values())),
+                                     sorted(sorted(n for n in seconds if simulated[n].worker == w) for w in (0, 1)))
+
     def test_table_joins_results_and_figures(self) -> None:
         tier = _gpu_tier()
         results = [{"nodeid": "test/a.py::T::test_x", "outcome": "passed", "seconds": 12.0}]

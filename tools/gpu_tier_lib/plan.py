@@ -1,5 +1,6 @@
 """What a GPU tier run will cost, from the seconds the last runs recorded: the order tests start
-in, the projected wall time, and what to cut when it cannot fit.
+in, the projected wall time (of that order as pytest-xdist schedules it: :mod:`.schedule`), and
+what to cut when it cannot fit.
 
 The record (``docs/bench/gpu-tier.json``): for each form of the tier (``all``, ``tier``, ``clients``), the
 settings its last run ran under, its wall time and workers, and each test's seconds; ``before``: each test's
@@ -18,7 +19,9 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Mapping, NamedTuple
 
-__all__ = ["Projection", "cut_to_fit", "load", "order_key", "project", "record", "save"]
+from . import schedule
+
+__all__ = ["Projection", "cut_to_fit", "load", "order", "order_key", "project", "record", "save"]
 
 #: A run's wall time beyond its tests' (collection, starting the workers) where no run recorded it.
 DEFAULT_OVERHEAD = 60.0
@@ -85,14 +88,18 @@ def _makespan(seconds: Iterable[float], workers: int) -> float:
     return max(loads)
 
 
+def order(selected: list[str], data: Mapping[str, Any], form: str, settings: str, workers: int) -> list[str]:
+    """The order to hand pytest: :func:`schedule.layout` of ``selected`` by :func:`order_key`."""
+    return schedule.layout(selected, order_key(data, form, settings), workers)
+
+
 def project(selected: list[str], data: Mapping[str, Any], form: str, settings: str, workers: int) -> Projection:
-    """The projected wall time of running ``selected`` on ``workers`` workers."""
+    """The projected wall time of running ``selected`` on ``workers`` workers, in :func:`order`."""
     seconds = measured(data, form, settings)
     entry = data.get(form) or {}
     overhead = entry.get("overhead", DEFAULT_OVERHEAD) if _seconds(data, form, settings) else DEFAULT_OVERHEAD
-    known = [seconds[n] for n in selected if n in seconds]
-    return Projection(_makespan(known, workers) + overhead, workers,
-                      tuple(n for n in selected if n not in seconds))
+    wall = schedule.makespan(order(selected, data, form, settings, workers), seconds, workers)
+    return Projection(wall + overhead, workers, tuple(n for n in selected if n not in seconds))
 
 
 def cut_to_fit(selected: list[str], data: Mapping[str, Any], form: str, settings: str, workers: int,
@@ -109,16 +116,16 @@ def cut_to_fit(selected: list[str], data: Mapping[str, Any], form: str, settings
 
 def overhead_of(wall: float, workers: int, results: list[dict], complete: bool = True) -> float:
     """The part of a run's ``wall`` time its tests did not take: collecting, starting the workers,
-    writing the tables. Where the results say when each test started and stopped, the wall time
-    outside the span from the first start to the last stop; otherwise, for a run whose every test
-    finished (``complete``), the wall time beyond the projection of their seconds (which also holds
-    any time lost to the order they ran in); otherwise :data:`DEFAULT_OVERHEAD`, since a test still
-    running at the end leaves its time out of every finished test's seconds."""
+    writing the tables. For a run cut before every test finished (not ``complete``),
+    :data:`DEFAULT_OVERHEAD`: a test still running at the end leaves its time out of every finished
+    test's seconds and span. Otherwise, where the results say when each test started and stopped,
+    the wall time outside the span from the first start to the last stop; else the wall time beyond
+    the projection of their seconds (which also holds any time lost to the order they ran in)."""
+    if not complete:
+        return DEFAULT_OVERHEAD
     spans = [(r["start"], r["stop"]) for r in results if "start" in r and "stop" in r]
     if spans and len(spans) == sum("seconds" in r for r in results):
         return max(0.0, wall - (max(stop for _, stop in spans) - min(start for start, _ in spans)))
-    if not complete:
-        return DEFAULT_OVERHEAD
     return max(0.0, wall - _makespan([r["seconds"] for r in results if "seconds" in r], workers))
 
 
