@@ -211,6 +211,33 @@ def needs_part_of(patch_name: str, *ops: str) -> Any:
     return declare
 
 
+def crashing_job(op: str, order: str) -> str:
+    """A job script (for ``inductor-fix run -- python job.py``) that compiles ``check``'s sequence
+    ``op``/``order`` under the CPU harness and dies of what the compile raises, to the top as in a
+    job (``check``'s steps would catch it), the FX graph cache off so that every compile runs."""
+    here = os.path.dirname(os.path.abspath(__file__))  # quick_autotuning
+    return textwrap.dedent(f"""
+        import sys
+        from torch._inductor import config
+        from torch._inductor.utils import fresh_cache
+        import inductor_fix.check.harness as harness
+        import inductor_fix.check.workloads as workloads
+        from inductor_fix.check.table import run_sequence
+        sys.path.insert(0, {here!r})
+        from quick_autotuning import quick_cpu_autotuning
+
+
+        def raising_step(aliased, compiled, args, device, check):
+            compiled(*args)
+            return workloads.Step(aliased, None, 0.0, 0)
+
+
+        workloads.compile_step = raising_step
+        with fresh_cache(), quick_cpu_autotuning(), harness.triton_cpu_harness(), config.patch(fx_graph_cache=False):
+            run_sequence({op!r}, {order!r}, "cpu", compare=False)
+        """)
+
+
 def run_python(code: str, env: dict[str, str | None] | None = None,
                timeout: float = 600) -> subprocess.CompletedProcess:
     """Run ``code`` in a fresh interpreter, this folder's helpers importable; ``env`` is added

@@ -15,7 +15,7 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from helpers import OP, ORDER, is_affected, needs_a_check_op
+from helpers import OP, ORDER, crashing_job, is_affected, needs_a_check_op
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -708,29 +708,6 @@ torch.compile(lambda x: x + 1, backend=interrupted)(torch.ones(2))
         self.assertIn("1 interrupted (Ctrl-C)", format_summary(summarize([after])))
 
 
-#: A job whose compile crashes stock where the check table's first op does (its error is raised
-#: to the top, as in a job, not caught as check's steps catch it).
-CRASHING = """
-import sys
-import torch
-from torch._inductor import config
-from torch._inductor.utils import fresh_cache
-import inductor_fix.check.harness as harness
-import inductor_fix.check.workloads as workloads
-from inductor_fix.check.table import run_sequence
-sys.path.insert(0, {here!r})
-from quick_autotuning import quick_cpu_autotuning
-
-
-def raising_step(aliased, compiled, args, device, check):
-    compiled(*args)
-    return workloads.Step(aliased, None, 0.0, 0)
-
-
-workloads.compile_step = raising_step
-with fresh_cache(), quick_cpu_autotuning(), harness.triton_cpu_harness(), config.patch(fx_graph_cache=False):
-    run_sequence({op!r}, {order!r}, 'cpu', compare=False)
-"""
 
 
 class TestWhereACrashWasRaised(TestCase):
@@ -748,8 +725,7 @@ class TestWhereACrashWasRaised(TestCase):
         unavailable = {op: workloads()[op].unavailable for op in ops()}
         tried = [op for op in ops() if is_affected(op) and not (unavailable[op] and unavailable[op]("cpu"))]
         for op in tried:
-            (directory / "job.py").write_text(textwrap.dedent(CRASHING).format(here=HERE, op=op,
-                                                                               order=orders_of(op)[0]))
+            (directory / "job.py").write_text(crashing_job(op, orders_of(op)[0]))
             report = directory / f"{op}.jsonl"
             launched = _cli("run", "--report", str(report), "--", sys.executable, "job.py", cwd=directory,
                             INDUCTOR_FIX_DISABLE="1")

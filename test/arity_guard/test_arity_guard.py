@@ -11,7 +11,8 @@ import re
 import sys
 import unittest
 
-from helpers import MATMUL_TOLERANCE, TORCH_RELEASE, is_affected, needs_part_of, optimizer_step, requires_cuda
+from helpers import (MATMUL_TOLERANCE, TORCH_RELEASE, crashing_job, is_affected, needs_part_of, optimizer_step,
+                     requires_cuda)
 
 import inductor_fix
 from faults import EXTRA_PARAMETER, aliasing_blind_key, extra_kernel_parameter
@@ -144,29 +145,6 @@ class TestGuardAloneOnFlexCPU(TestCase):
         self.assertRegex(message, r"kernel triton_flex_\w+\(arg_Q, arg_K, arg_V, .*in_ptr9, in_ptr10, out_ptr0\)")
 
 
-#: A job that compiles ``op``'s sequence under the CPU harness and dies of what the compile raises
-#: (check's steps would catch it).
-JOB = """
-import sys
-from torch._inductor.utils import fresh_cache
-import inductor_fix.check.harness as harness
-import inductor_fix.check.workloads as workloads
-from inductor_fix.check.table import run_sequence
-sys.path.insert(0, {test!r})
-from quick_autotuning import quick_cpu_autotuning
-
-
-def raising_step(aliased, compiled, args, device, check):
-    compiled(*args)
-    return workloads.Step(aliased, None, 0.0, 0)
-
-
-workloads.compile_step = raising_step
-with fresh_cache(), quick_cpu_autotuning(), harness.triton_cpu_harness():
-    run_sequence({op!r}, {order!r}, "cpu", compare=False)
-"""
-
-
 class TestJobReportNamesItsOwnError(TestCase):
     """Issue 52: a process that died of the guard's own NoValidChoicesError was blamed on the
     CUTLASS patch (whose crash may end in a NoValidChoicesError). The job's report names it the
@@ -195,10 +173,9 @@ class TestJobReportNamesItsOwnError(TestCase):
         case = next(((op, order) for op, order in self.CASES if is_affected(op)), None)
         if case is None:
             self.skipTest(f"torch {TORCH_RELEASE} passes every flex lowering its kernels' inputs")
-        test = str(Path(__file__).resolve().parents[1])
         with tempfile.TemporaryDirectory() as directory:
             job = Path(directory, "job.py")
-            job.write_text(JOB.format(test=test, op=case[0], order=case[1]))
+            job.write_text(crashing_job(*case))
             env = {k: v for k, v in os.environ.items() if not k.startswith("INDUCTOR_FIX_")}
             ran = subprocess.run([sys.executable, "-m", "inductor_fix", "run", "--report", "job.jsonl", "--",
                                   sys.executable, str(job)], capture_output=True, text=True, timeout=600,

@@ -235,34 +235,6 @@ def torch_optimizer_shampoo(torch: Any, mode: str, steps: int) -> list[float]:
     return _optimizer_loop(torch, model, _compiled_step(torch, optimizer, mode), steps)
 
 
-def t5(torch: Any, mode: str, steps: int) -> list[float]:
-    from torch.utils.checkpoint import CheckpointPolicy, create_selective_checkpoint_contexts
-    from transformers import T5Config, T5EncoderModel
-
-    torch.manual_seed(0)
-    config = T5Config(vocab_size=512, d_model=128, d_kv=32, d_ff=256, num_layers=2, num_heads=4,
-                      dropout_rate=0.0, relative_attention_num_buckets=32)
-    config._attn_implementation = "flex_attention"
-    model = T5EncoderModel(config).to(DEVICE, torch.bfloat16)
-    if model.config._attn_implementation != "flex_attention":
-        raise RuntimeError(f"T5 runs {model.config._attn_implementation!r}, not flex_attention")
-
-    def policy(ctx: Any, op: Any, *args: Any, **kwargs: Any) -> Any:
-        if op in (torch.ops.aten.mm.default, torch.ops.aten.bmm.default):
-            return CheckpointPolicy.MUST_SAVE
-        return CheckpointPolicy.PREFER_RECOMPUTE
-
-    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={
-        "use_reentrant": False, "context_fn": functools.partial(create_selective_checkpoint_contexts, policy)})
-    model.train()
-    compiled = model if mode == "eager" else torch.compile(model, mode=mode)
-    optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
-    generator = torch.Generator(device="cpu").manual_seed(1)
-    return _train(optimizer, (
-        compiled(input_ids=torch.randint(0, config.vocab_size, (1, 256), generator=generator).to(DEVICE))
-        .last_hidden_state.float().square().mean() for _ in range(steps)))
-
-
 def _save_matmuls_policy(torch: Any, *ops: Any) -> Callable[..., Any]:
     """Selective activation checkpointing's policy of the flex clients: save the products ``ops``,
     recompute the rest (a bias computed in the graph is then recomputed in the backward graph)."""
@@ -274,6 +246,39 @@ def _save_matmuls_policy(torch: Any, *ops: Any) -> Callable[..., Any]:
     return functools.partial(create_selective_checkpoint_contexts, policy)
 
 
+def _flex_training(torch: Any, mode: str, model_class: Any, config: Any, saved: tuple[Any, ...] = (),
+                   part: str | None = None, dtype: Any = None) -> tuple[Any, Any, Any, Any]:
+    """transformers' ``model_class(config)`` on DEVICE (in ``dtype``) with
+    ``attn_implementation="flex_attention"``, in training; where ``saved`` names products, under
+    selective activation checkpointing of the model (or of its ``part``) that saves them and
+    recomputes the rest. The model, it compiled in ``mode``, SGD on its parameters, and a seeded
+    generator of inputs. RuntimeError where transformers runs another attention."""
+    config._attn_implementation = "flex_attention"
+    model = model_class(config).to(DEVICE, dtype)
+    if model.config._attn_implementation != "flex_attention":
+        raise RuntimeError(f"{model_class.__name__} runs {model.config._attn_implementation!r}, not flex_attention")
+    if saved:
+        (getattr(model, part) if part else model).gradient_checkpointing_enable(gradient_checkpointing_kwargs={
+            "use_reentrant": False, "context_fn": _save_matmuls_policy(torch, *saved)})
+    model.train()
+    compiled = model if mode == "eager" else torch.compile(model, mode=mode)
+    return model, compiled, torch.optim.SGD(model.parameters(), lr=1e-2), torch.Generator(device="cpu").manual_seed(1)
+
+
+def t5(torch: Any, mode: str, steps: int) -> list[float]:
+    from transformers import T5Config, T5EncoderModel
+
+    torch.manual_seed(0)
+    config = T5Config(vocab_size=512, d_model=128, d_kv=32, d_ff=256, num_layers=2, num_heads=4,
+                      dropout_rate=0.0, relative_attention_num_buckets=32)
+    _, compiled, optimizer, generator = _flex_training(
+        torch, mode, T5EncoderModel, config, (torch.ops.aten.mm.default, torch.ops.aten.bmm.default),
+        dtype=torch.bfloat16)
+    return _train(optimizer, (
+        compiled(input_ids=torch.randint(0, config.vocab_size, (1, 256), generator=generator).to(DEVICE))
+        .last_hidden_state.float().square().mean() for _ in range(steps)))
+
+
 def layoutlmv3(torch: Any, mode: str, steps: int) -> list[float]:
     from transformers import LayoutLMv3Config, LayoutLMv3Model
 
@@ -282,14 +287,8 @@ def layoutlmv3(torch: Any, mode: str, steps: int) -> list[float]:
     config = LayoutLMv3Config(vocab_size=512, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                               intermediate_size=256, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
                               coordinate_size=16, shape_size=32, visual_embed=False)
-    config._attn_implementation = "flex_attention"
-    model = LayoutLMv3Model(config).to(DEVICE)
-    if model.config._attn_implementation != "flex_attention":
-        raise RuntimeError(f"LayoutLMv3 runs {model.config._attn_implementation!r}, not flex_attention")
-    model.train()  # LayoutLMv3 does not support activation checkpointing (transformers 5.25)
-    compiled = model if mode == "eager" else torch.compile(model, mode=mode)
-    optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
-    generator = torch.Generator(device="cpu").manual_seed(1)
+    # no activation checkpointing: LayoutLMv3 does not support it (transformers 5.25)
+    _, compiled, optimizer, generator = _flex_training(torch, mode, LayoutLMv3Model, config)
 
     def inputs() -> dict[str, Any]:  # a page of 256 words, each a random box (x0 <= x1, y0 <= y1) of 0-1000
         corners = torch.randint(0, 1001, (1, 256, 2, 2), generator=generator).sort(dim=2).values
@@ -312,19 +311,10 @@ def pix2struct(torch: Any, mode: str, steps: int) -> list[float]:
                            num_attention_heads=4, seq_len=rows * cols),
         text_config=dict(vocab_size=512, hidden_size=128, d_kv=32, d_ff=256, num_layers=2, num_heads=4,
                          dropout_rate=0.0, use_cache=False))
-    config._attn_implementation = "flex_attention"
-    model = Pix2StructForConditionalGeneration(config).to(DEVICE)
-    if model.config._attn_implementation != "flex_attention":
-        raise RuntimeError(f"Pix2Struct runs {model.config._attn_implementation!r}, not flex_attention")
     # the text decoder supports activation checkpointing (the whole model does not, transformers 5.25)
-    model.decoder.gradient_checkpointing_enable(gradient_checkpointing_kwargs={
-        "use_reentrant": False,
-        "context_fn": _save_matmuls_policy(torch, torch.ops.aten.mm.default, torch.ops.aten.bmm.default,
-                                           torch.ops.aten.addmm.default)})
-    model.train()
-    compiled = model if mode == "eager" else torch.compile(model, mode=mode)
-    optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
-    generator = torch.Generator(device="cpu").manual_seed(1)
+    _, compiled, optimizer, generator = _flex_training(
+        torch, mode, Pix2StructForConditionalGeneration, config,
+        (torch.ops.aten.mm.default, torch.ops.aten.bmm.default, torch.ops.aten.addmm.default), part="decoder")
     grid = torch.stack(torch.meshgrid(torch.arange(1, rows + 1), torch.arange(1, cols + 1), indexing="ij"), -1)
 
     def inputs() -> dict[str, Any]:  # flattened patches: (row, column, the patch's 48 pixels)
@@ -343,17 +333,8 @@ def pix2struct_decoder(torch: Any, mode: str, steps: int) -> list[float]:
     # Pix2Struct's text decoder alone (its config taken from a whole model's, which completes it)
     config = Pix2StructConfig(text_config=dict(vocab_size=512, hidden_size=128, d_kv=32, d_ff=256, num_layers=2,
                                                num_heads=4, dropout_rate=0.0, use_cache=False)).text_config
-    config._attn_implementation = "flex_attention"
-    model = Pix2StructTextModel(config).to(DEVICE)
-    if model.config._attn_implementation != "flex_attention":
-        raise RuntimeError(f"Pix2Struct runs {model.config._attn_implementation!r}, not flex_attention")
-    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={
-        "use_reentrant": False,
-        "context_fn": _save_matmuls_policy(torch, torch.ops.aten.mm.default, torch.ops.aten.bmm.default)})
-    model.train()
-    compiled = model if mode == "eager" else torch.compile(model, mode=mode)
-    optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
-    generator = torch.Generator(device="cpu").manual_seed(1)
+    _, compiled, optimizer, generator = _flex_training(
+        torch, mode, Pix2StructTextModel, config, (torch.ops.aten.mm.default, torch.ops.aten.bmm.default))
 
     def loss() -> Any:
         tokens = torch.randint(0, config.vocab_size, (1, 257), generator=generator).to(DEVICE)
@@ -369,17 +350,8 @@ def umt5(torch: Any, mode: str, steps: int) -> list[float]:
     # every layer has its own relative position bias (T5 shares the first layer's)
     config = UMT5Config(vocab_size=512, d_model=128, d_kv=32, d_ff=256, num_layers=2, num_heads=4,
                         dropout_rate=0.0, use_cache=False)
-    config._attn_implementation = "flex_attention"
-    model = UMT5EncoderModel(config).to(DEVICE)
-    if model.config._attn_implementation != "flex_attention":
-        raise RuntimeError(f"UMT5 runs {model.config._attn_implementation!r}, not flex_attention")
-    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={
-        "use_reentrant": False,
-        "context_fn": _save_matmuls_policy(torch, torch.ops.aten.mm.default, torch.ops.aten.bmm.default)})
-    model.train()
-    compiled = model if mode == "eager" else torch.compile(model, mode=mode)
-    optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
-    generator = torch.Generator(device="cpu").manual_seed(1)
+    _, compiled, optimizer, generator = _flex_training(
+        torch, mode, UMT5EncoderModel, config, (torch.ops.aten.mm.default, torch.ops.aten.bmm.default))
     return _train(optimizer, (
         compiled(input_ids=torch.randint(0, config.vocab_size, (1, 256), generator=generator).to(DEVICE))
         .last_hidden_state.square().mean() for _ in range(steps)))
@@ -394,18 +366,9 @@ def wav2vec2_bert(torch: Any, mode: str, steps: int) -> list[float]:
     config = Wav2Vec2BertConfig(hidden_size=128, num_hidden_layers=2, num_attention_heads=4, intermediate_size=256,
                                 layerdrop=0.0, apply_spec_augment=False, conformer_conv_dropout=0.0,
                                 position_embeddings_type="relative_key")
-    config._attn_implementation = "flex_attention"
-    model = Wav2Vec2BertModel(config).to(DEVICE)
-    if model.config._attn_implementation != "flex_attention":
-        raise RuntimeError(f"Wav2Vec2-BERT runs {model.config._attn_implementation!r}, not flex_attention")
-    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={
-        "use_reentrant": False,
-        "context_fn": _save_matmuls_policy(torch, torch.ops.aten.mm.default, torch.ops.aten.bmm.default,
-                                           torch.ops.aten.addmm.default)})
-    model.train()
-    compiled = model if mode == "eager" else torch.compile(model, mode=mode)
-    optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
-    generator = torch.Generator(device="cpu").manual_seed(1)
+    _, compiled, optimizer, generator = _flex_training(
+        torch, mode, Wav2Vec2BertModel, config,
+        (torch.ops.aten.mm.default, torch.ops.aten.bmm.default, torch.ops.aten.addmm.default))
     features = config.feature_projection_input_dim
     return _train(optimizer, (
         compiled(input_features=torch.randn(1, 256, features, generator=generator).to(DEVICE))
@@ -451,18 +414,14 @@ def diffusers_ltx(torch: Any, mode: str, steps: int) -> list[float]:
 
 
 def diffusers_ltx_train(torch: Any, mode: str, steps: int) -> list[float]:
-    from torch.utils.checkpoint import CheckpointPolicy, checkpoint, create_selective_checkpoint_contexts
+    from torch.utils.checkpoint import checkpoint
 
     model, inputs = _ltx(torch, layers=2)
-
-    def policy(ctx: Any, op: Any, *args: Any, **kwargs: Any) -> Any:
-        if op in (torch.ops.aten.mm.default, torch.ops.aten.bmm.default, torch.ops.aten.addmm.default):
-            return CheckpointPolicy.MUST_SAVE
-        return CheckpointPolicy.PREFER_RECOMPUTE
+    contexts = _save_matmuls_policy(torch, torch.ops.aten.mm.default, torch.ops.aten.bmm.default,
+                                    torch.ops.aten.addmm.default)
 
     def sac(module: Any, *args: Any) -> Any:  # diffusers' gradient_checkpointing_func hook
-        return checkpoint(module.__call__, *args, use_reentrant=False,
-                          context_fn=functools.partial(create_selective_checkpoint_contexts, policy))
+        return checkpoint(module.__call__, *args, use_reentrant=False, context_fn=contexts)
 
     model.enable_gradient_checkpointing(gradient_checkpointing_func=sac)
     model.train()
