@@ -583,6 +583,9 @@ class TestCheckPatchesSeries(TestCase):
             cases = {
                 ("--series",): "--out DIR is required",
                 ("--series", "--out", directory, "--jobs", "0"): "must be positive",
+                ("--series", "--out", directory, "--budget", "nan"): "must be positive",
+                ("--series", "--out", directory, "--budget", "inf"): "must be positive",
+                ("--series", "--out", str(script)): "not a directory",
                 ("--series", "--out", directory, "--cutlass", str(Path(directory, "absent.whl"))): "no such file",
                 ("--series", "2.14.1", "--out", directory): "no release, --patch or --apply-only",
                 ("2.14.1", "--patch", str(ROOT / "patches" / _series_module().SERIES[0]), "--out", directory):
@@ -909,8 +912,30 @@ class TestGpuTierFastForm(TestCase):
         self.assertFalse(any(name.startswith("clients/") for name in tables["--tier"]), tables["--tier"])
         self.assertEqual(tables["all"], tables["--tier"] | tables["--clients"])
 
+    def test_a_folder_it_did_not_make_is_never_replaced_or_deleted(self) -> None:
+        """A user's CUTLASS checkout at DIR/cutlass (or any folder of that name) survives a run that
+        lays out CUTLASS there, and the cleaning after it (check_patches --series removed it once)."""
+        tier = _gpu_tier()
+        with tempfile.TemporaryDirectory() as directory:
+            out = Path(directory)
+            own = out / "cutlass" / "include"
+            own.mkdir(parents=True)
+            (own / "README").write_text("mine")
+            with self.assertRaisesRegex(ValueError, "was not made by this tool"):
+                tier.made_folder(out / "cutlass")
+            tier.remove_made(out / "cutlass")
+            self.assertEqual((own / "README").read_text(), "mine")
+            self.assertEqual(tier.cutlass_tree(str(out / "cutlass"), out), str((out / "cutlass").resolve()))
+            made = tier.made_folder(out / "shadows")
+            (made / "x").write_text("")
+            tier.made_folder(out / "shadows")  # its own folder: emptied and made again
+            self.assertEqual(sorted(p.name for p in made.iterdir()), [tier.MADE_HERE])
+            tier.remove_made(made)
+            self.assertFalse(made.exists())
+
     def test_bad_arguments(self) -> None:
-        for args in (("--workers", "0"), ("--compile-threads", "0"), ("--budget", "-1"), ("--tier", "--clients")):
+        for args in (("--workers", "0"), ("--compile-threads", "0"), ("--budget", "-1"), ("--budget", "nan"),
+                     ("--tier", "--clients")):
             with self.subTest(args=args):
                 done = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_tier"), "--out", "x", *args],
                                       capture_output=True, text=True, cwd=ROOT)
@@ -921,6 +946,12 @@ class TestGpuTierFastForm(TestCase):
                                   capture_output=True, text=True, cwd=ROOT)
         self.assertEqual(done.returncode, 2)
         self.assertIn("no finished run", done.stderr)
+        with tempfile.TemporaryDirectory() as directory:  # a run of selected tests is not recorded
+            Path(directory, "run.json").write_text(json.dumps({"form": "tier", "pytest_args": ["-k", "flex"]}))
+            done = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_tier"), "--out", directory, "--record"],
+                                  capture_output=True, text=True, cwd=ROOT)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertIn("a run of selected tests only (-- -k flex)", done.stderr)
 
     def test_a_selection_that_cannot_fit_is_refused_naming_what_to_cut(self) -> None:
         tier = _gpu_tier()
@@ -943,7 +974,7 @@ class TestGpuTierFastForm(TestCase):
         self.assertEqual(len(line.splitlines()), 1, line)
         # Longest first on two workers: 400 | 300 + 100, then 10: 410 s, and 10 s of overhead.
         self.assertIn("projected 420 s on 2 workers (budget 320 s)", line)
-        self.assertIn('cut 1 tests: -- -k "not (test_long)"', line)
+        self.assertIn("cut 1 tests: -- --deselect test/a.py::T::test_long", line)
 
     def test_projection_and_record(self) -> None:
         plan = _gpu_tier().plan
@@ -1003,6 +1034,9 @@ class TestGpuTierFastForm(TestCase):
         few = {"a": 30.0, "b": 20.0, "c": 20.0}
         self.assertEqual(schedule.makespan(schedule.layout(list(few), few, 2), few, 2), 40.0)
         self.assertEqual(schedule.makespan(["a", "b", "c"], few, 2), 50.0)
+        # where no short test can go behind the long ones, plain longest-first is kept (it simulates shorter)
+        alike = {"p": 10.0, "q": 8.0, "r": 8.0, "s": 8.0, "t": 1.0}
+        self.assertEqual(schedule.makespan(schedule.layout(list(alike), alike, 2), alike, 2), 18.0)
         # a test without seconds goes first and counts none in the projection (a lower bound)
         self.assertEqual(schedule.layout(["x", "a", "s0", "s1"], {"a": 300.0, "s0": 1.0, "s1": 1.0}, 2)[0], "x")
 

@@ -39,7 +39,8 @@ def layout(selected: Sequence[str], seconds: Mapping[str, float], workers: int) 
     before all, as the longest may be among them), and where each worker is first sent two tests,
     one of the shortest behind each of the ``workers`` longest; with fewer than two tests a worker,
     which pytest-xdist deals round robin, the ``workers`` longest in reverse, so that each of the
-    rest, longest first, follows the shortest of them."""
+    rest, longest first, follows the shortest of them. Where plain longest-first simulates shorter
+    (a few tests of like length, no short ones to put behind them), that order."""
     unknown = max(seconds.values(), default=0.0) + 1.0
     ranked = sorted(selected, key=lambda name: -seconds.get(name, unknown))
     if len(ranked) < 2 * workers:  # dealt round robin: the longest of the rest joins the shortest head
@@ -47,7 +48,9 @@ def layout(selected: Sequence[str], seconds: Mapping[str, float], workers: int) 
     heads, rest = ranked[:workers], ranked[workers:]
     tails = rest[::-1][:workers]
     behind = set(tails)
-    return [name for pair in zip(heads, tails) for name in pair] + [name for name in rest if name not in behind]
+    paired = [name for pair in zip(heads, tails) for name in pair] + [name for name in rest if name not in behind]
+    guessed = {name: seconds.get(name, unknown) for name in ranked}
+    return min((paired, ranked), key=lambda order: makespan(order, guessed, workers))
 
 
 def simulate(order: Sequence[str], seconds: Mapping[str, float], workers: int) -> dict[str, Run]:

@@ -44,6 +44,7 @@ import datetime
 import hashlib
 import importlib.util
 import json
+import math
 import os
 import re
 import runpy
@@ -539,8 +540,10 @@ def main(args: argparse.Namespace) -> int:
 def _series(args: argparse.Namespace) -> int:
     if args.out is None:
         raise SeriesError("--out DIR is required")
-    if args.budget <= 0 or (args.jobs is not None and args.jobs < 1):
-        raise SeriesError("--budget and --jobs must be positive")
+    if not 0 < args.budget < math.inf or (args.jobs is not None and args.jobs < 1):
+        raise SeriesError("--budget and --jobs must be positive (--budget finite)")
+    if args.out.exists() and not args.out.is_dir():
+        raise SeriesError(f"--out {args.out}: not a directory")
     if args.cutlass is not None and not Path(args.cutlass).exists():
         raise SeriesError(f"--cutlass {args.cutlass}: no such file or directory")
     info = machine()
@@ -556,9 +559,17 @@ def _series(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     cuda = bool(info["gpu"])
     cutlass = None
+    gpu_tier = runpy.run_path(str(TOOLS / "gpu_tier"))  # one way to lay out CUTLASS, and to clean up after
     if cuda:
-        cutlass_tree = runpy.run_path(str(TOOLS / "gpu_tier"))["cutlass_tree"]  # one way to lay out CUTLASS
-        cutlass = cutlass_tree(args.cutlass, out)
+        try:
+            cutlass = gpu_tier["cutlass_tree"](args.cutlass, out)
+        except ValueError as error:
+            raise SeriesError(str(error)) from None
+    shadows = out / "shadows"
+    try:
+        gpu_tier["made_folder"](shadows)
+    except ValueError as error:
+        raise SeriesError(str(error)) from None
     torch_dir = installed_torch()
     touched = sorted({path for diff in diffs for d in (*prerequisites(diff), diff) for path in torch_paths(d)})
     before = digests(torch_dir, touched)
@@ -567,8 +578,8 @@ def _series(args: argparse.Namespace) -> int:
     for diff in diffs:
         needed = prerequisites(diff)
         paths = sorted({path for d in (*needed, diff) for path in torch_paths(d)})
-        shadow = build_shadow(torch_dir, paths, out / "shadows" / short(diff))
-        baseline = build_shadow(torch_dir, paths, out / "shadows" / f"{short(diff)}-stock") if needed else None
+        shadow = build_shadow(torch_dir, paths, shadows / short(diff))
+        baseline = build_shadow(torch_dir, paths, shadows / f"{short(diff)}-stock") if needed else None
         for prerequisite in needed:
             apply_to_shadow(prerequisite, shadow)
             apply_to_shadow(prerequisite, baseline)  # type: ignore[arg-type]
@@ -599,9 +610,9 @@ def _series(args: argparse.Namespace) -> int:
         for run in runs:
             forget_caches(run)
         # The shadows are links into the installed torch, the CUTLASS tree an unpacked wheel: DIR
-        # keeps the table, the runs' logs and the generated modules.
-        for made in (out / "shadows", out / "cutlass", out / "cutlass-wheel"):
-            shutil.rmtree(made, ignore_errors=True)
+        # keeps the table, the runs' logs and the generated modules. Only folders made here go.
+        for made in (shadows, out / "cutlass", out / "cutlass-wheel"):
+            gpu_tier["remove_made"](made)
     after = digests(torch_dir, touched)
     problems, skips = verdict(runs, cuda, args.allow_skips)
     if after != before:
