@@ -81,7 +81,7 @@ def read(path: str) -> tuple[list[dict[str, Any]], list[Skipped]]:
         ours += raw.startswith('{"format":')  # how a line this package writes starts, torn or whole
         try:
             entry = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
             garbled += 1
             continue
         if isinstance(entry, dict) and type(entry.get("format")) is int and entry["format"] not in READS:
@@ -750,7 +750,8 @@ def format_summary(summary: Summary, width: int = 100) -> str:
                                    subsequent_indent="    ", break_on_hyphens=False)
     lines += [f"note: {note}" for note in summary["notes"]]
     lines += textwrap.wrap(f"advice: {summary['advice']}", width, subsequent_indent="    ", break_on_hyphens=False)
-    return "\n".join(lines)
+    # A line's strings may hold what no encoding writes (a lone surrogate, "\ud800"): said as escapes.
+    return "\n".join(lines).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _detail(patch: str, detail: dict[str, Any]) -> str:

@@ -16,7 +16,7 @@ import textwrap
 from pathlib import Path
 
 from helpers import OP, ORDER, crashing_job, is_affected, needs_a_check_op
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import inductor_fix
@@ -786,6 +786,80 @@ class TestReportCommand(TestCase):
         result = _cli("report", str(fifo), timeout=60)
         self.assertEqual((result.returncode, result.stdout.splitlines()[0]), (2, "needed: unknown"))
         self.assertIn("not a regular file", result.stderr)
+
+    def test_crafted_lines_are_read_not_crashed_on(self) -> None:
+        """Breaker 9: lines that parse as JSON made ``report`` exit 1 with a traceback: a detail
+        whose kind is a list (unhashable), an error holding a lone surrogate (which UTF-8 cannot
+        print), a line nested 100000 deep (beyond the parser's recursion). Each is read, or
+        counted as garbled, and the exit status is the documented one."""
+        kind = next(iter(FIXER.activity.kinds))
+        listed = _line(**{FIXER.name: {"counts": {kind: 1}, "details": [{"kind": ["x"], "count": 1}]}})
+        died = _died_of(f"{STREAM} \ud800", {"selection": NEUTRAL_SELECTION}, {})
+        nested = '{"format": 2, "x": ' + "[" * 100000 + "]" * 100000 + "}"
+        for text, status, first, said in ((json.dumps(listed), 0, "needed: yes", "['x']"),
+                                          (json.dumps(died), 1, "needed: unknown", "\\ud800"),
+                                          (nested, 1, "needed: unknown", "skipped 1 torn or garbled line(s)")):
+            for args in ((), ("--json",)):
+                result = _cli("report", str(self._write(text)), *args, timeout=120)
+                self.assertNotIn("Traceback", result.stderr, (text[:80], args))
+                self.assertEqual(result.returncode, status, (text[:80], result.stderr[-2000:]))
+                if not args:
+                    self.assertEqual(result.stdout.splitlines()[0], first)
+                    self.assertIn(said, result.stdout)
+
+
+#: Any JSON value, lone surrogates in strings included (and, often, a small container or such a string).
+JSON = st.one_of(
+    st.sampled_from([[], ["x"], {}, {"kind": 1}, "\ud800", f"{STREAM} \udce9", None, True, -1, 1.5]),
+    st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+                 lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+                 max_leaves=8))
+
+
+def _paths(value, path=()):
+    """Every path into ``value`` (keys and indexes), the empty one first."""
+    yield path
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        yield from _paths(item, (*path, key))
+
+
+def _replaced(value, path, new):
+    if not path:
+        return new
+    copy = dict(value) if isinstance(value, dict) else list(value)
+    copy[path[0]] = _replaced(value[path[0]], path[1:], new)
+    return copy
+
+
+class TestAnyLine(TestCase):
+    """Breaker 9, whatever a line holds: ``report`` never raises on a line it can parse as JSON."""
+
+    @settings(max_examples=300, deadline=None)
+    @given(data=st.data())
+    def test_any_value_anywhere_in_a_line(self, data) -> None:
+        import io
+        from contextlib import redirect_stdout
+
+        from inductor_fix import cli
+
+        kind = next(iter(FIXER.activity.kinds))
+        base = _died_of(STREAM, _place(FIXER), {FIXER.name: "disabled"})
+        base["patches"][0] = {**base["patches"][0], "counts": {kind: 1}, "details": [{"kind": kind, "count": 1}]}
+        line = base
+        for _ in range(data.draw(st.integers(1, 3))):
+            path = data.draw(st.sampled_from(list(_paths(line))))
+            line = _replaced(line, path, data.draw(JSON))
+        directory = Path(tempfile.mkdtemp(prefix="inductor_fix_any_"))
+        self.addCleanup(shutil.rmtree, directory, ignore_errors=True)
+        path = directory / "job.jsonl"
+        path.write_text(json.dumps(line) + "\n" + json.dumps(base) + "\n")
+        for args in ((), ("--json",)):
+            out = io.StringIO()
+            with redirect_stdout(out):
+                status = cli.main(["report", str(path), *args])
+            self.assertIn(status, (0, 1, 2))
+            out.getvalue().encode("utf-8")  # printable as UTF-8
 
 
 class TestReportLine(TestCase):
