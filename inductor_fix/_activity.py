@@ -61,7 +61,8 @@ class Activity:
         """The one line ``detail`` (with its ``"kind"``) reads as, with the op it was recorded in
         (``"... (op aten.bmm)"``); a kind the patch did not declare, or a detail its kind cannot
         read, reads as its kind's name."""
-        kind = self.kinds.get(detail.get("kind", ""))
+        name = detail.get("kind")
+        kind = self.kinds.get(name) if isinstance(name, str) else None  # another version's line may hold anything
         try:
             text = kind.line(detail) if kind is not None else str(detail.get("kind"))
         except Exception:  # a detail from another version's report: still say what it was

@@ -29,7 +29,7 @@ import _inductor_fix_startup as startup
 
 from ._version import __version__
 
-__all__ = ["FORMAT", "VARIABLE", "enable", "line"]
+__all__ = ["FORMAT", "VARIABLE", "choice_kind", "enable", "line"]
 
 VARIABLE = "INDUCTOR_FIX_REPORT"
 #: Set, to the absolute path, by the process that warned that the report cannot be written:
@@ -37,7 +37,8 @@ VARIABLE = "INDUCTOR_FIX_REPORT"
 WARNED_VARIABLE = "INDUCTOR_FIX_REPORT_WARNED"
 #: The format of a line this version writes; :data:`READS`: the formats its reader reads (a line
 #: of another is skipped, counted, and named). 2 added ``fx_graph_cache``, ``template_choices``,
-#: and in ``exit_error`` ``interrupted``, ``selection``, ``choice``, ``choices`` and ``raised_by``.
+#: and in ``exit_error`` ``interrupted``, ``selection``, ``choice``, ``choices`` and ``raised_by``;
+#: its ``in_compile`` says the error was raised while compiling (format 1's: through Dynamo at all).
 FORMAT = 2
 READS = (1, 2)
 _RANK_VARIABLES = ("RANK", "LOCAL_RANK", "WORLD_SIZE")
@@ -45,6 +46,14 @@ _RANK_VARIABLES = ("RANK", "LOCAL_RANK", "WORLD_SIZE")
 #: from it (a hit) adds again the counters recorded when the graph was compiled, the autotuning
 #: rounds (``select_algorithm_autotune``) among them, though nothing was autotuned.
 _CACHE_COUNTERS = {"hit": "fxgraph_cache_hit", "miss": "fxgraph_cache_miss", "bypass": "fxgraph_cache_bypass"}
+#: Files only a compile runs (torch 2.5-2.15): Dynamo's frame conversion (``torch.compile``, a
+#: graph break's resume function) and its graph's call of the backend, whose frames are what Dynamo
+#: keeps of a backend's error (``ShortenTraceback``); Inductor's entry, which a backward compiled
+#: when it first runs (AOTAutograd's lazy backward) and AOTInductor reach without Dynamo. Code a
+#: compile produced runs under Dynamo's ``eval_frame.py`` and Inductor's ``output_code.py`` and
+#: runtime, never under these. Dynamo strips every frame of its own tracing errors (``Unsupported``):
+#: those are told by their class (:func:`_compiling`).
+COMPILING = ("/torch/_dynamo/convert_frame.py", "/torch/_dynamo/output_graph.py", "/torch/_inductor/compile_fx.py")
 _path: str | None = None  # resolved when installed: a process may chdir or drop the variable later
 _armed = False
 _written: int | None = None  # the pid whose line is written: a forked child writes its own
@@ -159,7 +168,8 @@ def _exit_error() -> dict[str, Any] | None:
     """The exception this process is dying of, if any: at exit Python has put an uncaught
     exception in ``sys.last_value`` (``sys.last_exc`` from 3.12). ``error``: its type and the
     first line of its message, then ``<-`` and the same of the exception it wraps, if any, cut
-    short; ``in_compile``: whether its traceback passes through Dynamo or Inductor;
+    short; ``in_compile``: whether it was raised while compiling (:data:`COMPILING`: not where
+    compiled code ran, which Dynamo's frames also wrap);
     ``interrupted``: a ``KeyboardInterrupt`` (Ctrl-C), which Python then turns into death by
     SIGINT; ``raised_in``: ``file:line`` of the innermost frame of the exception it wraps, if
     any, else its own, the file relative to its package root: whose code raised it
@@ -180,11 +190,19 @@ def _exit_error() -> dict[str, Any] | None:
     if root is not error:  # Dynamo's "backend='inductor' raised:" says little; what it wraps does
         message += f" <- {_first_line(root)}"
     return {"error": message[:300],
-            "in_compile": any("/torch/_dynamo/" in f or "/torch/_inductor/" in f for f, _ in _frames(error)),
+            "in_compile": _compiling(chain),
             "interrupted": isinstance(error, KeyboardInterrupt),
             "raised_in": f"{_package_relative(inner[-1][0])}:{inner[-1][1]}" if inner else None,
             "raised_by": _raised_by(chain),
             **_autotuning(chain)}
+
+
+def _compiling(chain: list[BaseException]) -> bool:
+    """Whether the error of ``chain`` was raised while compiling: its frames pass through a file
+    of :data:`COMPILING`, or an exception of it is one of Dynamo's (``torch._dynamo.exc``: raised
+    only by a compile, which strips its frames from some of them)."""
+    return (any(f.endswith(COMPILING) for exception in chain for f, _ in _frames(exception))
+            or any(cls.__module__ == "torch._dynamo.exc" for exception in chain for cls in type(exception).__mro__))
 
 
 def _raised_by(chain: list[BaseException]) -> str | None:
@@ -207,27 +225,45 @@ def _raised_by(chain: list[BaseException]) -> str | None:
 def _autotuning(chain: list[BaseException]) -> dict[str, Any]:
     """Where in autotuning the error of ``chain`` was raised, read from its frames' locals (the
     innermost first): ``selection``, the name of the selection being made (an
-    ``AlgorithmSelectorCache`` call's ``name``: ``"flex_attention"``); ``choice``, the choice
-    being benchmarked or built (a ``ChoiceCaller``'s class and ``name``), if any; ``choices``, the
-    classes of the selection's choices. Empty outside a selection. Never raises: what cannot
-    be read is left out."""
+    ``AlgorithmSelectorCache`` method's ``name``: ``"flex_attention"``); ``choice``, the choice
+    being benchmarked or built (a ``ChoiceCaller``'s class and ``name``: a method's ``self``, or a
+    ``choice`` inside the selection's call), if any; ``choices``, the kinds of the selection's
+    choices (:func:`choice_kind`). Empty outside a selection. The selection's own frame's
+    ``choice`` is not read: ``AlgorithmSelectorCache.__call__`` (2.14) leaves its loop over the
+    choices (``benchmark_with_cudagraphs``) bound to the last one. Never raises: what cannot be
+    read is left out."""
     found: dict[str, Any] = {}
     for exception in reversed(chain):
         for frame in reversed(_frame_objects(exception)):
             try:
                 scope = frame.f_locals
-                owner, choice = scope.get("self"), scope.get("choice")
-                if "choice" not in found and _is_a(choice, "ChoiceCaller") and isinstance(choice.name, str):
-                    found["choice"] = {"type": type(choice).__name__, "name": choice.name}
+                owner = scope.get("self")
                 if _is_a(owner, "AlgorithmSelectorCache") and isinstance(scope.get("name"), str):
                     found["selection"] = scope["name"]
                     listed = scope.get("choices")
                     if isinstance(listed, (list, tuple)):
-                        found["choices"] = sorted({type(c).__name__ for c in listed})[:10]
+                        found["choices"] = sorted({_kind_of(c) for c in listed})[:20]
                     return found
+                choice = owner if _is_a(owner, "ChoiceCaller") else scope.get("choice")
+                if "choice" not in found and _is_a(choice, "ChoiceCaller") and isinstance(choice.name, str):
+                    found["choice"] = {"type": type(choice).__name__, "name": choice.name}
             except Exception:  # a frame whose locals cannot be read: the others may tell
                 continue
     return {}
+
+
+def choice_kind(class_name: str, name: str) -> str:
+    """The kind of a choice of class ``class_name`` called ``name``, as ``Crash.choices`` names it:
+    a Triton template choice's name without its index (Inductor names one
+    ``triton_<template>_<index>``, ``TritonTemplate.generate``, 2.7-2.15), ``"triton_mm"``; any
+    other choice's class name, ``"CUTLASSTemplateCaller"``."""
+    head, _, index = name.rpartition("_")
+    return head if head.startswith("triton_") and index.isdigit() else class_name
+
+
+def _kind_of(choice: Any) -> str:
+    name = getattr(choice, "name", None)
+    return choice_kind(type(choice).__name__, name if isinstance(name, str) else "")
 
 
 def _is_a(value: Any, class_name: str) -> bool:

@@ -7,13 +7,18 @@ where, and advice; :func:`format_summary` prints it, each patch's details in the
 activity kinds read as (the patch table's).
 
 A process that died in a compile is told what it died of (:func:`attribute`): of the stock crash
-of a patch that was off there ("turn it on"), of one whose patch was applied (the fix did not
-hold: "please report it"), of an error the package raised itself where it stopped a crash
-(``Crash.raises``), or of an error no patch explains. Patches whose crashes end alike (a launch of
-the wrong arity) are told apart by where the error was raised (``Crash.selections``,
-``Crash.choices``, against the selection and choice the line records), or said to be
-ambiguous. A process interrupted by Ctrl-C is said so, not read as a crash; compiles served from
-Inductor's FX graph cache are told apart from autotuning that ran.
+of a patch that was off there ("turn it on", as its state says: the ``INDUCTOR_FIX_DISABLE``
+value that names it, ``apply()`` after ``remove()``, an inductor_fix that has it), of one whose
+patch was applied (the fix did not hold: "please report it"), of an error the package raised
+itself where it stopped a crash (``Crash.raises``), or of an error that is not inductor_fix's
+("fix that error"). Patches whose crashes end alike (a launch of the wrong arity) are told apart
+by where the error was raised (``Crash.selections``, ``Crash.choices``, against the selection,
+choice and choices the line records; a format-2 line without a selection: outside autotuning,
+where no patch's crash strikes), or said to be ambiguous; a net whose crash it is too is named
+beside them; a ``Crash.generic`` form counts only where the line places it. Each explanation is
+said once, with every process it holds for. A process interrupted by Ctrl-C is said so, not read
+as a crash; one that died outside any compile is a note; compiles served from Inductor's FX graph
+cache are told apart from autotuning that ran.
 """
 
 from __future__ import annotations
@@ -23,14 +28,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import patches as table
 from ._installed import please_report
-from ._report_writer import FORMAT, READS, VARIABLE
+from ._report_writer import FORMAT, READS, VARIABLE, choice_kind
 from ._version import __version__
 from .status import PROTECTED_STATES, State
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from .patches.patch import Patch
+    from .patches.patch import Crash, Patch
 
 __all__ = ["EXIT_STATUS", "FORMAT", "READS", "VARIABLE", "Attribution", "ReportError", "Summary", "attribute",
            "format_summary", "read", "summarize"]
@@ -76,7 +81,7 @@ def read(path: str) -> tuple[list[dict[str, Any]], list[Skipped]]:
         ours += raw.startswith('{"format":')  # how a line this package writes starts, torn or whole
         try:
             entry = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
             garbled += 1
             continue
         if isinstance(entry, dict) and type(entry.get("format")) is int and entry["format"] not in READS:
@@ -134,7 +139,9 @@ class Summary(dict[str, Any]):
     a cached compile's counted again), ``cached_compiles`` (served whole from Inductor's FX
     graph cache), ``template_choices`` (Triton template choices made; None where a line does
     not say), ``patches`` {name: {states, processes_acted, counts, where}}, ``died_in_compile``
-    (each with what it died of: ``finding``, ``patches``, ``stopped_by``), ``interrupted``,
+    (what processes that died in a compile died of, once per explanation: the first such process,
+    ``alike`` and ``others``, with ``finding``, ``patches``, ``stopped_by``, ``nets``, ``cause`` and
+    ``says``; :func:`_died`), ``interrupted``,
     ``lines_unread`` (the lines :func:`read` skipped, counted in ``notes``), ``advice``, ``notes``."""
 
 
@@ -246,11 +253,18 @@ def summarize(entries: list[dict[str, Any]], skipped: Iterable[Skipped] = (), no
                       template_choices=sum(choices) if entries and len(choices) == len(entries) else None,
                       torch=torches,
                       inductor_fix=sorted({str(e.get("inductor_fix")) for e in entries}), patches=patches,
-                      died_in_compile=[_died(e) for e in died[:5]],
+                      died_in_compile=_grouped([_died(e) for e in died]),
                       interrupted=[{"process": _where(e), "in_compile": e["exit_error"].get("in_compile") is True}
                                    for e in interrupted[:5]],
                       notes=list(notes))
     summary["processes_died_in_compile"] = len(died)
+    elsewhere = [e for e in entries if _died_elsewhere(e)]
+    if elsewhere:
+        first = elsewhere[0]
+        summary["notes"].append(
+            f"{len(elsewhere)} process(es) died of an exception raised outside any compile ({_where(first)}: "
+            f"{first['exit_error']['error']}): the program's own or its compiled code's as it ran, which the "
+            "fix neither causes nor stops; it leaves the verdict alone")
     summary["processes_interrupted"] = len(interrupted)
     summary["processes_interrupted_in_compile"] = len(stopped)
     summary["lines_unread"] = unread
@@ -261,109 +275,171 @@ def summarize(entries: list[dict[str, Any]], skipped: Iterable[Skipped] = (), no
 
 
 def _off(state: str | None) -> bool:
-    """Whether a patch in ``state`` was off in a process: it could not have stopped its crash there."""
-    return state is not None and state not in PROTECTED_STATES
+    """Whether a patch in ``state`` (None: not in the line) was off in a process: it could not have
+    stopped its crash there."""
+    return state not in PROTECTED_STATES
 
 
 class Attribution(NamedTuple):
     """What a process that died in a compile died of (:func:`attribute`). ``finding``:
 
-    - ``"off"``: the stock crash of ``patches``, which were off there (several: the line cannot
-      tell which of them; each would have stopped it);
+    - ``"off"``: the stock crash of ``patches``, which were off there, or not in the inductor_fix
+      that wrote its line (several: the line cannot tell which of them; each would have stopped it);
     - ``"applied"``: the stock crash of ``patches``, which were applied there: the fix did not hold;
     - ``"own-error"``: an error ``stopped_by`` raised itself where it stopped a crash
       (``Crash.raises``); ``cause`` then says what explains the crash it stopped;
     - ``"package-fault"``: an error the code of ``stopped_by`` raised, not one it declares;
-    - ``"unexplained"``: a crash of the kind inductor_fix fixes, but each patch that fixes it (in
-      ``patches``) was not needed there (that torch lacks its crash) or not in that version;
-    - ``"not-ours"``: no patch's crash looks like it.
+    - ``"unexplained"``: a crash of the kind inductor_fix fixes, where it strikes, but each patch
+      that fixes it (in ``patches``) was not needed there (that torch lacks its crash), or none does;
+    - ``"not-ours"``: no patch's crash is that error where it was raised; ``patches``: those whose
+      crash reads alike, which strikes elsewhere (or, for a ``Crash.generic`` form, where the line
+      does not say).
+
+    ``nets``, beside ``off`` and ``applied`` patches that name where their crash strikes: the
+    patches whose crash is placed nowhere (a net for every crash of the kind) that could have
+    stopped it, off (to turn on too) or applied (it did not hold either).
     """
 
     finding: str
     patches: tuple[Patch, ...] = ()
     stopped_by: Patch | None = None
     cause: Attribution | None = None
+    nets: tuple[Patch, ...] = ()
+
+
+class _Place(NamedTuple):
+    """Where an error was raised, as a line of format 2 says it: the ``selection`` (None: outside
+    any autotuning selection), the kind of the ``choice`` being built or benchmarked, and the
+    kinds of the selection's ``choices`` (:func:`~._report_writer.choice_kind`), where known."""
+
+    selection: str | None
+    choice: str | None = None
+    choices: tuple[str, ...] | None = None
+
+
+#: How the format-2 lines written before ``choices`` held kinds named a Triton template choice:
+#: its class, which says no template.
+_TRITON_CLASS = "TritonTemplateCaller"
 
 
 def attribute(entry: dict[str, Any]) -> Attribution:
     """What the process of report line ``entry`` died of, from everything its line holds: the
-    error (``exit_error``), where it was raised (the selection and choice, format 2), which patch's
-    code raised it, and each patch's state there. Raises KeyError for a line without ``exit_error``."""
+    error (``exit_error``), where it was raised (the selection and choice, format 2: no selection
+    is outside autotuning), which patch's code raised it, and each patch's state there. Raises
+    KeyError for a line without ``exit_error``."""
     error = entry["exit_error"]
     text = error.get("error") if isinstance(error.get("error"), str) else None
     states = {p.get("name"): p.get("state") for p in entry["patches"]}
-    place = _place(error)
+    place = _place(entry)
     own = next((p for p in table.PATCHES if p.crash.is_own(text)), None)
     if own is not None:
-        # It left out the choices whose crash it stopped: only the selection says where.
+        # It stopped a crash of its kind (the forms it shares with other patches) before any choice
+        # launched: the selection and the kinds of its choices say where, unless it left none in the
+        # list (excluded as they were generated, they never reached it: which kinds, it cannot say).
         forms = set(own.crash.errors)
         kin = tuple(p for p in table.PATCHES if p is not own and forms & set(p.crash.errors))
-        where = (place[0], None, None) if place is not None else None
-        return Attribution("own-error", (own,), own, _suspects(kin, states, where))
+        stopped = place._replace(choice=None, choices=place.choices or None) if place is not None else None
+        return Attribution("own-error", (own,), own, _explain(kin, states, stopped, None))
     raiser = _known(error["raised_by"]) if isinstance(error.get("raised_by"), str) else None
     if raiser is not None:
         return Attribution("package-fault", (raiser,), raiser)
-    return _suspects(tuple(p for p in table.PATCHES if p.crash.matches(text)), states, place)
+    return _explain(tuple(p for p in table.PATCHES if p.crash.matches(text)), states, place, text)
 
 
-def _place(error: dict[str, Any]) -> tuple[str | None, str | None, tuple[str, ...] | None] | None:
-    """Where ``error`` was raised, as ``Crash.strikes_in`` reads it: (selection, the kind of the
-    choice being built or benchmarked, the kinds of the selection's choices); None where the line
-    does not say (format 1, or raised outside a selection)."""
+def _place(entry: dict[str, Any]) -> _Place | None:
+    """Where the error of ``entry`` was raised; None where the line does not say (format 1)."""
+    if entry["format"] < 2:
+        return None
+    error = entry["exit_error"]
     selection = error.get("selection")
     if not isinstance(selection, str):
-        return None
-    choice = error.get("choice")
-    kind = None
+        return _Place(None)
+    choice, kind = error.get("choice"), None
     if isinstance(choice, dict) and isinstance(choice.get("name"), str) and isinstance(choice.get("type"), str):
-        # A Triton template choice is named "triton_<template>_<index>" (TritonTemplate.generate).
-        head, _, index = choice["name"].rpartition("_")
-        kind = head if head.startswith("triton_") and index.isdigit() else choice["type"]
+        kind = choice_kind(choice["type"], choice["name"])
     listed = error.get("choices")
     choices = tuple(c for c in listed if isinstance(c, str)) if isinstance(listed, list) else None
-    return selection, kind, choices
+    return _Place(selection, kind, choices)
 
 
-def _suspects(suspects: tuple[Patch, ...], states: dict[Any, Any],
-              place: tuple[str | None, str | None, tuple[str, ...] | None] | None) -> Attribution:
-    """Which of ``suspects`` (patches whose crash the error looks like) explain it: those that can
-    strike where it was raised, in that process's torch (not ``not-needed``, which says that torch
-    lacks the crash), those that name where they strike before the nets; then those that were off
-    before those that were applied."""
-    if not suspects:
-        return Attribution("not-ours")
-    fits = [p for p in suspects if place is None or p.crash.strikes_in(*place) is not False]
-    live = [p for p in fits if states.get(p.name) is not None and states[p.name] != State.NOT_NEEDED]
-    live = [p for p in live if p.crash.placed] or live
-    off = tuple(p for p in live if _off(states[p.name]))
+def _strikes(crash: Crash, place: _Place | None) -> bool | None:
+    """Whether ``crash`` can strike at ``place`` (``Crash.strikes_in``); None where the line cannot
+    tell (format 1; a Triton template choice named by its class); False outside any selection,
+    where no patch's crash strikes."""
+    if place is None:
+        return None
+    if place.selection is None:
+        return False
+    if any(kind.startswith("triton_") for kind in crash.choices):
+        choice = None if place.choice == _TRITON_CLASS else place.choice
+        choices = None if place.choices is not None and _TRITON_CLASS in place.choices else place.choices
+        return crash.strikes_in(place.selection, choice, choices)
+    return crash.strikes_in(place.selection, place.choice, place.choices)
+
+
+def _explain(suspects: tuple[Patch, ...], states: dict[Any, Any], place: _Place | None,
+             text: str | None) -> Attribution:
+    """Which of ``suspects`` (the patches whose crash ``text`` reads like; for ``text`` None, the
+    kin of a crash a patch stopped) explain an error raised at ``place``: those whose crash can
+    strike there (a generic form only where the line says it can), those the line places there
+    before those it cannot place, those that name where they strike before the nets; of those,
+    the ones not ``not-needed`` there (that torch lacks their crash), off before applied."""
+    strikes = {p.name: _strikes(p.crash, place) for p in suspects}
+    fits = [p for p in suspects if strikes[p.name] is True
+            or (strikes[p.name] is None and (text is None or p.crash.identifies(text)))]
+    if not fits:
+        return Attribution("unexplained") if text is None else Attribution("not-ours", suspects)
+    placed = [p for p in fits if p.crash.placed]
+    placed = [p for p in placed if strikes[p.name] is True] or placed
+
+    def live(patches: list[Patch]) -> tuple[Patch, ...]:
+        return tuple(p for p in patches if states.get(p.name) != State.NOT_NEEDED)
+
+    nets = live([p for p in fits if not p.crash.placed])
+    primary = live(placed) or nets
+    beside = nets if live(placed) else ()
+    off = tuple(p for p in primary if _off(states.get(p.name)))
     if off:
-        return Attribution("off", off)
-    if live:
-        return Attribution("applied", tuple(live))
+        return Attribution("off", off, nets=beside)
+    if primary:
+        return Attribution("applied", primary, nets=beside)
     return Attribution("unexplained", tuple(fits))
 
 
 def _died(entry: dict[str, Any]) -> dict[str, Any]:
     """What a process that died in a compile died of: its ``exit_error``, and :func:`attribute`'s
-    answer: ``finding``, the ``patches`` it names (each with its ``state`` in the process and
-    ``reason``), ``stopped_by`` (the patch that raised an error of its own) and ``cause`` (what
-    explains the crash that patch stopped)."""
-    states = {p.get("name"): (p.get("state"), p.get("reason")) for p in entry["patches"]}
+    answer: ``finding``, the ``patches`` it names (each with its ``state`` in the process, None
+    where the line has none, and ``reason``), ``stopped_by`` (the patch that raised an error of
+    its own), ``nets`` and ``cause`` (what explains the crash that patch stopped); ``says``: what
+    the advice says of it."""
+    states = {p["name"]: (p["state"], p.get("reason")) for p in entry["patches"]}
 
-    def named(found: Attribution) -> dict[str, Any]:
-        return {"finding": found.finding,
-                "patches": [{"name": p.name, "state": states.get(p.name, (None, None))[0],
-                             "reason": states.get(p.name, (None, None))[1]} for p in found.patches],
+    def named(patches: tuple[Patch, ...]) -> list[dict[str, Any]]:
+        return [{"name": p.name, "state": states.get(p.name, (None, None))[0],
+                 "reason": states.get(p.name, (None, None))[1]} for p in patches]
+
+    def answer(found: Attribution) -> dict[str, Any]:
+        return {"finding": found.finding, "patches": named(found.patches), "nets": named(found.nets),
                 "stopped_by": found.stopped_by.name if found.stopped_by is not None else None}
 
     found = attribute(entry)
-    return {"process": _where(entry), **entry["exit_error"], **named(found),
-            "cause": named(found.cause) if found.cause is not None else None}
+    died = {**entry["exit_error"], "process": _where(entry), **answer(found),
+            "cause": answer(found.cause) if found.cause is not None else None}
+    died["says"] = _says(died, _Remedy(entry), place_known=entry["format"] >= 2)
+    return died
 
 
 def _died_in_compile(entry: dict[str, Any]) -> bool:
     error = entry.get("exit_error")
     return (isinstance(error, dict) and error.get("in_compile") is True and isinstance(error.get("error"), str)
+            and not _interrupted(entry))
+
+
+def _died_elsewhere(entry: dict[str, Any]) -> bool:
+    """Whether the process of ``entry`` died of an exception raised outside any compile (the
+    program's own, or its compiled code's as it ran)."""
+    error = entry.get("exit_error")
+    return (isinstance(error, dict) and error.get("in_compile") is not True and isinstance(error.get("error"), str)
             and not _interrupted(entry))
 
 
@@ -383,70 +459,178 @@ _ATTACH = "this report and inductor-fix status --json"
 
 
 def _names(patches: list[dict[str, Any]], states: bool = False) -> str:
-    text = [f"{p['name']} ({p['state']})" if states else p["name"] for p in patches]
+    text = [f"{p['name']} ({p['state'] or 'not in that inductor_fix'})" if states else p["name"] for p in patches]
     return text[0] if len(text) == 1 else f"{', '.join(text[:-1])} and {text[-1]}"
 
 
-def _turn_on(patches: list[dict[str, Any]], disable: str | None) -> str:
-    """What to do about ``patches`` that were off in a process (``disable``: its INDUCTOR_FIX_DISABLE)."""
-    cannot = [p for p in patches if p["state"] == State.UNSUPPORTED]
-    if cannot:
-        return (f"{_names(cannot)} could not apply to that torch ({cannot[0]['reason'] or 'unsupported'}): "
-                "inductor-fix status says why, and README's troubleshooting gives a workaround")
-    them = "it" if len(patches) == 1 else "them"
-    how = (f"INDUCTOR_FIX_DISABLE={disable} turned {them} off: unset it" if disable else
-           "inductor_fix.apply(), or no inductor_fix.remove(); inductor-fix status says whether it applies here")
-    return f"turn {them} on ({how})"
+class _Remedy:
+    """How to turn on a patch that was off in the process of a line, as its state there says
+    (``unsupported``: why and the workaround; ``disabled``: the ``INDUCTOR_FIX_DISABLE`` value that
+    names it; ``removed``: ``apply()``; not in the line: an inductor_fix that has it)."""
+
+    def __init__(self, entry: dict[str, Any]) -> None:
+        self.disable = entry.get("disable") if isinstance(entry.get("disable"), str) else None
+        self.writer = str(entry.get("inductor_fix", "?"))
+        self.names = [p["name"] for p in entry["patches"]]
+
+    def named(self) -> frozenset[str]:
+        """The patches of the line its ``INDUCTOR_FIX_DISABLE`` turns off (as the lifecycle reads it)."""
+        if self.disable is None:
+            return frozenset()
+        from ._lifecycle import DISABLE_VARIABLE, disabled_patches
+
+        return disabled_patches(self.names, {DISABLE_VARIABLE: self.disable})[0]
+
+    def turn_on(self, patches: list[dict[str, Any]]) -> str:
+        """What to do about ``patches`` (:func:`_died`'s: name, state, reason) that were off."""
+        cannot = [p for p in patches if p["state"] == State.UNSUPPORTED]
+        if cannot:
+            return (f"{_names(cannot)} could not apply to that torch ({cannot[0]['reason'] or 'unsupported'}): "
+                    "inductor-fix status says why, and README's troubleshooting gives a workaround")
+        hows = {p["name"]: self._how(p, patches) for p in patches}
+        them = "it" if len(patches) == 1 else "them"
+        if len(set(hows.values())) == 1:
+            return f"turn {them} on ({next(iter(hows.values()))})"
+        return f"turn {them} on: " + "; ".join(f"{name}: {how}" for name, how in hows.items())
+
+    def _how(self, patch: dict[str, Any], patches: list[dict[str, Any]]) -> str:
+        name, state = patch["name"], patch["state"]
+        if state is None:
+            return f"inductor_fix {self.writer}, which wrote that line, has no {name}: install one that has it"
+        if state == State.REMOVED:
+            return "inductor_fix.remove() took it out in that process: inductor_fix.apply() puts it back"
+        if state == State.DISABLED and name in (named := self.named()):
+            on = {p["name"] for p in patches}
+            if named <= on or named == set(self.names):
+                return f"INDUCTOR_FIX_DISABLE={self.disable} turned it off: unset it"
+            return f"INDUCTOR_FIX_DISABLE={self.disable} turned it off: take {name} out of it"
+        if state == State.DISABLED:  # the line does not say the variable's value (format 1 may not)
+            return f"INDUCTOR_FIX_DISABLE turned it off: unset it, or take {name} out of it"
+        return f"it was {state} when the process died: inductor-fix status says why"
 
 
-def _explained(found: dict[str, Any], disable: str | None, stopped: bool = False) -> str:
-    """What ``found`` (a :func:`_died` finding: ``off``, ``applied``, ``unexplained``) says of a
+def _strike_place(patch: Patch) -> str:
+    """Where ``patch``'s crash strikes, in words."""
+    crash = patch.crash
+    if crash.selections:
+        return f"only in the selections {', '.join(crash.selections)}"
+    if crash.choices:
+        return f"only in a selection with a choice of kind {' or '.join(crash.choices)}"
+    return "only in an autotuning selection"
+
+
+def _raised_at(died: dict[str, Any], place_known: bool) -> str:
+    """Where the line says ``died``'s error was raised, in words (``place_known``: a line of
+    format 2, which says it)."""
+    if not place_known:
+        return "this line does not say where it was raised"
+    if not isinstance(died.get("selection"), str):
+        return "this one was raised outside any autotuning selection"
+    choice = died.get("choice")
+    name = f", choice {choice['name']}" if isinstance(choice, dict) and isinstance(choice.get("name"), str) else ""
+    return f"this one was raised in the selection {died['selection']}{name}"
+
+
+def _says(died: dict[str, Any], remedy: _Remedy, place_known: bool) -> str:
+    """What the advice says of ``died`` (a :func:`_died` entry), ``remedy`` its line's
+    (``place_known``: the line says where the error was raised)."""
+    finding, patches = died["finding"], died["patches"]
+    if finding == "own-error":
+        return (f"that is inductor_fix's own error, not a stock crash: {died['stopped_by']} raised it where it "
+                f"stopped a crash; {_explained(died['cause'], remedy, stopped=True)}")
+    if finding == "package-fault":
+        return (f"inductor_fix's {died['stopped_by']} raised it: {please_report(_ATTACH)}; meanwhile "
+                f"INDUCTOR_FIX_DISABLE={died['stopped_by']} runs without that patch")
+    if finding == "not-ours":
+        alike = [known for p in patches if (known := _known(p["name"])) is not None]
+        like = (f" (it reads like the crash {' or '.join(p.name for p in alike)} fixes, but that strikes "
+                f"{'; '.join(_strike_place(p) for p in alike)}, and {_raised_at(died, place_known)})") if alike else ""
+        raised_in = died.get("raised_in") if isinstance(died.get("raised_in"), str) else None
+        passed = ("; a traceback that passes through inductor_fix/patches/ shows the call it passed on unchanged "
+                  "(INDUCTOR_FIX_DISABLE=1 gives the same error)"
+                  if raised_in is not None and not raised_in.startswith("inductor_fix/") else "")
+        return f"that error is not inductor_fix's{like}{passed}: fix that error"
+    return _explained(died, remedy)
+
+
+def _explained(found: dict[str, Any], remedy: _Remedy, stopped: bool = False) -> str:
+    """What ``found`` (a :func:`_died` answer: ``off``, ``applied``, ``unexplained``) says of a
     crash: the one the process died of, or (``stopped``) the one a patch stopped with an error of
-    its own."""
+    its own; and of the nets beside it."""
     patches = found["patches"]
     names = " or ".join(p["name"] for p in patches)
     upstream = "; ".join(patch.upstream for p in patches if (patch := _known(p["name"])) is not None)
     crash = (f"the crash it stopped is the one {names} fixes" if stopped else
              f"that is how the crash {names} fixes ends") + (f" ({upstream})" if upstream else "")
-    if found["finding"] == "off" and len(patches) > 1:
-        return (f"{crash}, and each was off in that process ({_names(patches, states=True)}); the line cannot tell "
-                f"which of them would have stopped it: {_turn_on(patches, disable)}")
-    if found["finding"] == "off" and patches[0]["state"] == State.UNSUPPORTED:
-        return f"{crash}, and {_turn_on(patches, disable)}"
-    if found["finding"] == "off":
-        return f"{crash}, and {names} was {patches[0]['state']} in that process: {_turn_on(patches, disable)}"
+    if found["finding"] == "unexplained":
+        lacking = f" ({_names(patches, states=True)}: that torch does not have its crash)" if patches else ""
+        return (f"{'the crash it stopped' if stopped else 'that'} is a crash of the kind inductor_fix fixes, which "
+                f"no patch explains there{lacking}: {please_report(_ATTACH)}")
+    nets = found.get("nets") or []
+    nets_off = [n for n in nets if _off(n["state"])]
+    nets_on = [n for n in nets if not _off(n["state"])]
+    net = "a net for every crash of this kind"
     if found["finding"] == "applied":
-        return (f"{crash}, yet {_names(patches)} {'was' if len(patches) == 1 else 'were'} applied in that process: "
-                f"{please_report(_ATTACH)}")
-    lacking = f" ({_names(patches, states=True)}: that torch does not have its crash)" if patches else ""
-    return (f"{'the crash it stopped' if stopped else 'that'} is a crash of the kind inductor_fix fixes, which no "
-            f"patch explains there{lacking}: {please_report(_ATTACH)}")
+        also = f", and so {'was' if len(nets_on) == 1 else 'were'} {_names(nets_on)} ({net})" if nets_on else ""
+        said = (f"{crash}, yet {_names(patches)} {'was' if len(patches) == 1 else 'were'} applied in that "
+                f"process{also}: {please_report(_ATTACH)}")
+    elif len(patches) > 1:
+        said = (f"{crash}, and each was off in that process ({_names(patches, states=True)}); the line cannot tell "
+                f"which of them would have stopped it: {remedy.turn_on(patches)}")
+    elif patches[0]["state"] == State.UNSUPPORTED:
+        said = f"{crash}, and {remedy.turn_on(patches)}"
+    elif patches[0]["state"] is None:
+        said = (f"{crash}, and inductor_fix {remedy.writer}, which wrote that line, has no {names}: install one "
+                f"that has it (this one, {__version__}, does)")
+    else:
+        said = f"{crash}, and {names} was {patches[0]['state']} in that process: {remedy.turn_on(patches)}"
+    if found["finding"] == "off" and nets_on:
+        said += (f"; {_names(nets_on)} ({net}) {'was' if len(nets_on) == 1 else 'were'} applied there and should "
+                 f"have stopped it: {please_report(_ATTACH)}")
+    if nets_off:
+        said += (f"; {_names(nets_off, states=True)}, {net}, would have stopped it too: "
+                 f"{remedy.turn_on(nets_off)}")
+    return said
 
 
-def _died_advice(summary: Summary, entries: list[dict[str, Any]]) -> str:
-    first = summary["died_in_compile"][0]
-    raised_in = first.get("raised_in") if isinstance(first.get("raised_in"), str) else None
-    where = f", raised in {raised_in}" if raised_in else ""
-    died = (f"{summary['processes_died_in_compile']} process(es) died of an exception raised in a compile "
-            f"({first['process']}: {first['error']}{where})")
-    disable = next((str(e["disable"]) for e in entries if _where(e) == first["process"] and e.get("disable")), None)
-    if first["finding"] in ("off", "applied", "unexplained"):
-        return f"{died}: {_explained(first, disable)}"
-    if first["finding"] == "own-error":
-        cause = first["cause"]
-        stopped = (f"{died}: that is inductor_fix's own error, not a stock crash: {first['stopped_by']} raised it "
-                   "where it stopped a crash")
-        return f"{stopped}; {_explained(cause, disable, stopped=True)}"
-    if first["finding"] == "package-fault":
-        return (f"{died}: inductor_fix's {first['stopped_by']} raised it: "
-                f"{please_report(_ATTACH)}; meanwhile "
-                f"INDUCTOR_FIX_DISABLE={first['stopped_by']} runs without that patch")
-    ours = raised_in is not None and raised_in.startswith("inductor_fix/")
-    blame = ("" if ours or raised_in is None else
-             "; that error is not inductor_fix's: a traceback that passes through inductor_fix/patches/ shows "
-             "the call it passed on unchanged (INDUCTOR_FIX_DISABLE=1 gives the same error)")
-    return (f"{died}{blame}; a compile that did not finish cannot show whether the fix is needed: fix that "
-            "error, then run the job again")
+def _died_advice(summary: Summary) -> str:
+    """What the advice says of the processes that died in a compile: each explanation once, with
+    the first process it holds for and how many more; a sentence or more, without its full stop."""
+    groups = summary["died_in_compile"]
+    said = []
+    for died in groups[:_GROUPS]:
+        where = f", raised in {died['raised_in']}" if isinstance(died.get("raised_in"), str) else ""
+        if isinstance(died.get("selection"), str):
+            where += f" (selection {died['selection']})"
+        others = ", ".join(died["others"]) + (", ..." if died["alike"] - 1 > len(died["others"]) else "")
+        more = f"; and {died['alike'] - 1} more process(es) alike ({others})" if died["alike"] > 1 else ""
+        said.append(f"{died['process']}: {died['error']}{where}{more}: {died['says']}")
+    rest = summary["processes_died_in_compile"] - sum(d["alike"] for d in groups[:_GROUPS])
+    said += [f"{rest} more process(es) died of other errors (report --json lists them)"] if rest else []
+    head = f"{summary['processes_died_in_compile']} process(es) died of an exception raised in a compile"
+    if len(said) == 1:
+        return f"{head}: {said[0]}"
+    return f"{head}: " + ". ".join(f"({i}) {text}" for i, text in enumerate(said, 1))
+
+
+#: How many different explanations of deaths the advice says one by one.
+_GROUPS = 10
+
+
+def _grouped(died: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``died`` (:func:`_died` entries, in the lines' order) once per explanation (``says``): the
+    first process it holds for, with ``alike`` (how many it holds for) and ``others`` (where the
+    next few were)."""
+    groups: dict[str, dict[str, Any]] = {}
+    for one in died:
+        group = groups.get(one["says"])
+        if group is None:
+            groups[one["says"]] = {**one, "alike": 1, "others": []}
+            continue
+        group["alike"] += 1
+        if len(group["others"]) < 3:
+            group["others"].append(one["process"])
+    return list(groups.values())
 
 
 def _advice(summary: Summary, entries: list[dict[str, Any]], blind: list[dict[str, Any]]) -> str:
@@ -459,7 +643,8 @@ def _advice(summary: Summary, entries: list[dict[str, Any]], blind: list[dict[st
     if not entries:
         return "no process of the job loaded Inductor: nothing to judge (was anything compiled?)"
     if summary["needed"] is None and summary["processes_died_in_compile"]:
-        return _died_advice(summary, entries)
+        return (f"{_died_advice(summary)}. A compile that did not finish cannot show whether the fix is needed: "
+                "run the job again once that is done")
     if summary["needed"] is None and summary["processes_interrupted_in_compile"]:
         first = next(i for i in summary["interrupted"] if i["in_compile"])
         return (f"the job was interrupted (KeyboardInterrupt: Ctrl-C) during a compile in "
@@ -496,7 +681,7 @@ def _advice(summary: Summary, entries: list[dict[str, Any]], blind: list[dict[st
         keep = (f"keep inductor_fix on torch {torch}: without it these processes would have crashed or replayed "
                 f"a kernel built for other inputs; {_until(summary)}")
         # It acted, and yet a process died: what of says what else to do (a patch that was off).
-        return f"{keep}. Yet {_died_advice(summary, entries)}" if summary["processes_died_in_compile"] else keep
+        return f"{keep}. Yet {_died_advice(summary)}" if summary["processes_died_in_compile"] else keep
     states = {state for info in summary["patches"].values() for state in info["states"]}
     remove = ("remove it: python -m pip uninstall inductor-fix, and drop `import inductor_fix` or the "
               "`inductor-fix run --` prefix")
@@ -565,7 +750,8 @@ def format_summary(summary: Summary, width: int = 100) -> str:
                                    subsequent_indent="    ", break_on_hyphens=False)
     lines += [f"note: {note}" for note in summary["notes"]]
     lines += textwrap.wrap(f"advice: {summary['advice']}", width, subsequent_indent="    ", break_on_hyphens=False)
-    return "\n".join(lines)
+    # A line's strings may hold what no encoding writes (a lone surrogate, "\ud800"): said as escapes.
+    return "\n".join(lines).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _detail(patch: str, detail: dict[str, Any]) -> str:

@@ -16,10 +16,11 @@ import textwrap
 from pathlib import Path
 
 from helpers import OP, ORDER, crashing_job, is_affected, needs_a_check_op
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import inductor_fix
+from inductor_fix._report_writer import choice_kind
 from inductor_fix.check.parts import by_op
 from inductor_fix.patches import PATCHES
 from inductor_fix.report import EXIT_STATUS, FORMAT, READS, Skipped, attribute, format_summary, summarize
@@ -173,23 +174,27 @@ class TestSummary(TestCase):
             self.assertIn("that error is not inductor_fix's", summary["advice"])
             self.assertNotIn("TORCHINDUCTOR_CACHE_DIR", summary["advice"])
         launch = "TypeError: launcher() got multiple values for argument 'stream'"
-        off = {**_line(**{p.name: {"state": "disabled"} for p in PATCHES}), "benchmarks": 0, "disable": "1"}
+        off = {**_line(**{p.name: {"state": "disabled"} for p in PATCHES}), "benchmarks": 0, "disable": "1",
+               "format": min(READS)}  # a format-1 line: where it was raised, it does not say
         bug = {**off, "exit_error": {**died["exit_error"], "raised_in": "job.py:3", "error": launch}}
         summary = summarize([bug])
-        # A format-1 line does not say where it was raised: each patch whose crash ends so and
-        # names where it strikes is a suspect (the nets, which strike anywhere, only after them).
+        # Each patch whose crash ends so and names where it strikes is a suspect (the nets, which
+        # strike anywhere, only after them, and named beside them).
         suspects = [p.name for p in PATCHES if p.crash.matches(launch) and p.crash.placed] or [
             p.name for p in PATCHES if p.crash.matches(launch)]
+        nets = [p.name for p in PATCHES if p.crash.matches(launch) and not p.crash.placed and p.name not in suspects]
         found = summary["died_in_compile"][0]
         self.assertEqual((found["finding"], [p["name"] for p in found["patches"]]), ("off", suspects))
+        self.assertEqual([p["name"] for p in found["nets"]], nets)
         self.assertEqual({p["state"] for p in found["patches"]}, {"disabled"})
         self.assertIn("INDUCTOR_FIX_DISABLE=1 turned", summary["advice"])
         self.assertNotIn("please report", summary["advice"])
         # The same crash where those patches were applied: the fix did not hold, which is reported.
         held = {**bug, "patches": _line()["patches"], "disable": None}
+        also = f", and so {'was' if len(nets) == 1 else 'were'} {' and '.join(nets)}" if nets else ""
         self.assertIn(f"yet {' and '.join(suspects)} {'was' if len(suspects) == 1 else 'were'} applied in that "
-                      "process: please report it",
-                      " ".join(summarize([held])["advice"].split()))
+                      f"process{also}", " ".join(summarize([held])["advice"].split()))
+        self.assertIn("please report it", summarize([held])["advice"])
         # An exception outside any compile (the program's own) leaves the verdict alone.
         elsewhere = {**_line(), "exit_error": {**died["exit_error"], "in_compile": False}}
         self.assertIs(summarize([elsewhere])["needed"], False)
@@ -246,23 +251,39 @@ OFF = ("disabled", "removed", "unsupported", "pending")
 _NAMED = {name for patch in PATCHES for name in (*patch.crash.selections, *patch.crash.choices)}
 NEUTRAL_SELECTION = next(f"selection_{i}" for i in range(100) if f"selection_{i}" not in _NAMED)
 NEUTRAL_CHOICE = next(f"triton_template_{i}" for i in range(100) if f"triton_template_{i}" not in _NAMED)
+#: The kind of a choice no patch's crash names, and not a Triton template's: ATen's.
+EXTERN = "ExternKernelCaller"
 #: The two errors of issue 52: a flex selection's launch one tensor short, and the guard's own
 #: error where it left a selection no choice (the issue's was a matmul's; any selection's reads the same).
 GRID_2 = "TypeError: launcher() missing 1 required positional argument: '_grid_2'"
 STREAM = "TypeError: launcher() got multiple values for argument 'stream'"
 NO_CHOICE_LEFT = ("NoValidChoicesError: inductor_fix: no choice is left for 'int_mm': the arity guard excluded all 6 "
                   "Triton template choices and no other backend offered one")
+#: The nets: patches whose crash is placed nowhere (any selection's).
+NETS = tuple(p for p in PATCHES if not p.crash.placed)
 
 
 def _place(patch=None, choice: bool = True) -> dict:
     """``exit_error``'s fields for an error raised where ``patch``'s crash strikes (the first
-    selection and choice kind it names; a neutral place for what it does not name)."""
+    selection and choice kind it names; a neutral place for what it does not name), the kinds of
+    the selection's choices as the writer records them."""
     selection = patch.crash.selections[0] if patch is not None and patch.crash.selections else NEUTRAL_SELECTION
     kind = patch.crash.choices[0] if patch is not None and patch.crash.choices else NEUTRAL_CHOICE
     made = ({"type": "TritonTemplateCaller", "name": f"{kind}_3"} if kind.startswith("triton_") else
             {"type": kind, "name": "kernel_3"})
-    return {"selection": selection, **({"choice": made} if choice else {}),
-            "choices": sorted({made["type"], "ExternKernelCaller"})}
+    return {"selection": selection, **({"choice": made} if choice else {}), "choices": sorted({kind, EXTERN})}
+
+
+def _nowhere() -> dict:
+    """``exit_error``'s fields for an error raised where no placed patch's crash strikes: a
+    selection none names, with only ATen's choice."""
+    return {"selection": NEUTRAL_SELECTION, "choice": {"type": EXTERN, "name": "extern_mm"}, "choices": [EXTERN]}
+
+
+def _as_classes(place: dict) -> dict:
+    """``place`` as lines written before ``choices`` held kinds say it: Triton template choices by class."""
+    return {**place, "choices": sorted({"TritonTemplateCaller" if c.startswith("triton_") else c
+                                        for c in place["choices"]})}
 
 
 def _died_of(error: str, place: dict | None, states: dict[str, str], others: str = "applied",
@@ -270,13 +291,26 @@ def _died_of(error: str, place: dict | None, states: dict[str, str], others: str
     """A report line of a process that died of ``error`` raised at ``place`` (None: a format-1
     line, which does not say), each patch in ``states`` or else in state ``others``."""
     line = _line(**{p.name: {"state": states.get(p.name, others)} for p in PATCHES})
+    if place is None:
+        line_format = min(READS)
     return {**line, "format": line_format, "benchmarks": 0, "exit_error": {
         "error": error, "in_compile": True, "raised_in": "torch/_inductor/select_algorithm.py:1",
         **(place or {})}}
 
 
-def _forms(patch) -> tuple[str, ...]:
-    return patch.crash.errors
+def _forms(patch, generic: bool | None = None) -> tuple[str, ...]:
+    """The regular expressions of ``patch``'s crash: all, or only the generic ones (True), or only
+    those that say by themselves that it is its crash (False)."""
+    return {None: (*patch.crash.errors, *patch.crash.generic), True: patch.crash.generic,
+            False: patch.crash.errors}[generic]
+
+
+def _text(data, form: str, label: str) -> str:
+    return data.draw(st.from_regex(form, fullmatch=True), label=label)
+
+
+def _advice(*lines: dict) -> str:
+    return " ".join(summarize(list(lines))["advice"].split())
 
 
 class TestCrashAttribution(TestCase):
@@ -289,7 +323,7 @@ class TestCrashAttribution(TestCase):
     def test_each_patch_x_state_x_crash_form(self, data) -> None:
         for patch in PATCHES:
             for form in _forms(patch):
-                text = data.draw(st.from_regex(form, fullmatch=True), label=f"{patch.name}: {form}")
+                text = _text(data, form, f"{patch.name}: {form}")
                 for state in STATES:
                     for others in ("applied", "disabled"):
                         found = attribute(_died_of(text, _place(patch), {patch.name: state}, others))
@@ -300,15 +334,94 @@ class TestCrashAttribution(TestCase):
                             self.assertEqual((found.finding, found.patches), ("applied", (patch,)), why)
                         else:  # not-needed: that torch lacks its crash, so it is no cause
                             self.assertFalse(found.finding in ("off", "applied") and patch in found.patches, why)
+                        if patch in found.patches and patch.crash.placed:
+                            # The nets that could have stopped it are named beside it (not-needed ones are not).
+                            nets = tuple(n for n in NETS if n.crash.matches(text)
+                                         and (others if n is not patch else state) != "not-needed")
+                            self.assertEqual(found.nets, nets, why)
+
+    @given(data=st.data())
+    def test_an_error_that_reads_like_a_crash_where_it_cannot_strike_is_not_ours(self, data) -> None:
+        """Breaker 1: a stock NoValidChoicesError of a Triton-only matmul selection (no CUTLASS
+        choice), a ``View`` error in a matmul selection, read "a crash of the kind inductor_fix
+        fixes ... please report it". Every form of every placed patch's crash, raised in a
+        selection where it cannot strike, whatever the patches' states: not ours, fix that error.
+        Negative control: the same error where the crash strikes is the patch's."""
+        for patch in (p for p in PATCHES if p.crash.placed):
+            for form in _forms(patch):
+                text = _text(data, form, f"{patch.name}: {form}")
+                if any(n.crash.matches(text) for n in NETS):  # a net's crash strikes in any selection
+                    continue
+                for state in STATES:
+                    line = _died_of(text, _nowhere(), {patch.name: state}, others=state)
+                    found = attribute(line)
+                    self.assertEqual(found.finding, "not-ours", (patch.name, text, state, found))
+                    advice = _advice(line)
+                    self.assertIn("that error is not inductor_fix's", advice)
+                    self.assertIn("fix that error", advice)
+                    self.assertNotIn("please report", advice)
+                    self.assertIn(f"it reads like the crash {patch.name} fixes", advice)
+                control = attribute(_died_of(text, _place(patch), {patch.name: "disabled"}))
+                self.assertEqual((control.finding, control.patches), ("off", (patch,)), text)
+
+    def test_a_stock_no_choices_error_where_no_choice_was_ones_crash(self) -> None:
+        """Breaker 1's real line (``max_autotune_gemm_backends="TRITON"`` on a CPU: the selection
+        has no choice at all)."""
+        text = ("InductorError: LoweringException: NoValidChoicesError: No choices to select. Provided reason: No "
+                "choices exist for backend. please consider adding ATEN into max_autotune_gemm_backends config")
+        if not any(p.crash.matches(text) for p in PATCHES):
+            self.skipTest("no patch's crash reads like Inductor's NoValidChoicesError")
+        line = _died_of(text, {"selection": NEUTRAL_SELECTION, "choices": []}, {})
+        self.assertEqual(attribute(line).finding, "not-ours")
+        self.assertNotIn("please report", _advice(line))
+
+    @given(data=st.data())
+    def test_an_error_raised_outside_any_selection_is_not_a_patchs(self, data) -> None:
+        """Breaker 5: a format-2 line without a selection says the error was raised outside
+        autotuning, where no patch's crash strikes (an illegal memory access read "cutlass ...
+        applied: please report it", and with that patch disabled "turn it on")."""
+        for patch in PATCHES:
+            for form in _forms(patch):
+                text = _text(data, form, f"{patch.name}: {form}")
+                for state in STATES:
+                    line = _died_of(text, {}, {patch.name: state})
+                    self.assertEqual(attribute(line).finding, "not-ours", (patch.name, text, state))
+                    advice = _advice(line)
+                    self.assertIn("raised outside any autotuning selection", advice)
+                    self.assertNotIn("please report", advice)
+                    self.assertNotIn("turn it on", advice)
+
+    @given(data=st.data())
+    def test_a_generic_form_counts_only_where_the_line_places_it(self, data) -> None:
+        """Breaker 5: a format-1 line (which does not say where) of a stock NoValidChoicesError,
+        every patch applied, read "cutlass ... applied: please report it". A generic form (one
+        other failures end in too) is a patch's crash only where the line places it there; a form
+        that says by itself it is the crash is, on a format-1 line too."""
+        for patch in PATCHES:
+            for generic in (True, False):
+                for form in _forms(patch, generic):
+                    text = _text(data, form, f"{patch.name}: {form}")
+                    found = attribute(_died_of(text, None, {patch.name: "disabled"}))
+                    if generic:
+                        self.assertEqual(found.finding, "not-ours", (patch.name, text, found))
+                        self.assertIn("this line does not say where it was raised",
+                                      _advice(_died_of(text, None, {patch.name: "disabled"})))
+                    elif patch.crash.placed:
+                        self.assertEqual((found.finding, found.patches), ("off", (patch,)), (patch.name, text))
+                    placed = attribute(_died_of(text, _place(patch), {patch.name: "disabled"}))
+                    self.assertEqual((placed.finding, placed.patches), ("off", (patch,)), (patch.name, text))
 
     @given(data=st.data())
     def test_the_packages_own_errors_are_named_as_such(self, data) -> None:
         """An error a patch raises where it stops a crash (``Crash.raises``) is its own, never a
         stock crash that another patch's form also matches (issue 52: the guard's own
         NoValidChoicesError was blamed on the CUTLASS patch, whose crash may end in one); the
-        crash it stopped is attributed by the selection, to the patch that was off there."""
+        crash it stopped is attributed by where it was raised: to the patch whose crash strikes
+        there, off (turn it on) or applied (please report it), never to one whose crash cannot
+        (breaker 2: the guard's error in a flex selection was blamed on the matmul patch, disabled,
+        and the flex patch, applied, was not named)."""
         for raiser in (p for p in PATCHES if p.crash.raises):
-            texts = [data.draw(st.from_regex(form, fullmatch=True)) for form in raiser.crash.raises]
+            texts = [_text(data, form, raiser.name) for form in raiser.crash.raises]
             texts += [NO_CHOICE_LEFT] if raiser.crash.is_own(NO_CHOICE_LEFT) else []
             kin = [p for p in PATCHES if p is not raiser and set(p.crash.errors) & set(raiser.crash.errors)]
             for text in texts:
@@ -316,12 +429,76 @@ class TestCrashAttribution(TestCase):
                     found = attribute(_died_of(text, _place(), {raiser.name: state}))
                     self.assertEqual((found.finding, found.stopped_by), ("own-error", raiser), (text, state))
                     self.assertEqual(found.patches, (raiser,))
-                for off in kin:  # the crash it stopped, where the patch that fixes it was off
-                    place = {**_place(off, choice=False), "choices": []}  # it left out every choice
-                    found = attribute(_died_of(text, place, {off.name: "disabled"}))
-                    self.assertEqual((found.cause.finding, found.cause.patches), ("off", (off,)), (text, off.name))
+                for stopped in kin:
+                    # Timed inf at benchmark: the selection's choices are listed. Excluded as they were
+                    # generated: none is (which kinds, the line cannot say).
+                    for place in (_place(stopped, choice=False), {**_place(stopped, choice=False), "choices": []}):
+                        for state, finding in (("disabled", "off"), ("applied", "applied")):
+                            others = "applied" if state == "disabled" else "disabled"
+                            found = attribute(_died_of(text, place, {stopped.name: state}, others))
+                            self.assertEqual((found.cause.finding, found.cause.patches), (finding, (stopped,)),
+                                             (text, stopped.name, place, state))
                 found = attribute(_died_of(text, _place(), {}))  # every patch applied: no patch explains it
                 self.assertNotIn(found.cause.finding, ("off",), (text, found))
+
+    def test_the_guards_own_error_on_a_line_that_names_choices_by_class(self) -> None:
+        """Breaker 2's line (written before ``choices`` held kinds: ``["TritonTemplateCaller"]``):
+        the patch whose crash the selection places there is named, not one the line cannot place."""
+        raiser = next((p for p in PATCHES if p.crash.raises), None)
+        by_selection = next((p for p in PATCHES if p is not raiser and p.crash.selections
+                             and raiser and set(p.crash.errors) & set(raiser.crash.errors)), None)
+        by_template = next((p for p in PATCHES if raiser and set(p.crash.errors) & set(raiser.crash.errors)
+                            and any(k.startswith("triton_") for k in p.crash.choices)), None)
+        if not (raiser and by_selection and by_template):
+            self.skipTest("no net raising its own error beside patches placed by selection and by template")
+        text = next(t for t in (NO_CHOICE_LEFT, *raiser.crash.raises) if raiser.crash.is_own(t))
+        place = _as_classes(_place(by_selection, choice=False))
+        line = _died_of(text, place, {by_template.name: "disabled", by_selection.name: "applied"})
+        found = attribute(line)
+        self.assertEqual((found.cause.finding, found.cause.patches), ("applied", (by_selection,)))
+        advice = _advice(line)
+        self.assertIn(f"the crash it stopped is the one {by_selection.name} fixes", advice)
+        self.assertNotIn(f"{by_template.name} was disabled", advice)
+
+    def test_a_line_that_names_triton_choices_by_class_cannot_rule_a_template_out(self) -> None:
+        """Breaker 8: the line's ``choices`` held class names where a crash names Triton templates,
+        so a patch placed by template never fitted a selection whose choice was not recorded. Lines
+        now hold kinds; one that names a Triton template choice by class cannot rule one out."""
+        for patch in (p for p in PATCHES if any(k.startswith("triton_") for k in p.crash.choices)):
+            for text in (t for t in (GRID_2, STREAM, *patch.crash.errors) if patch.crash.identifies(t)):
+                kinds = _place(patch, choice=False)
+                for place in (kinds, _as_classes(kinds)):
+                    found = attribute(_died_of(text, place, {patch.name: "disabled"}))
+                    self.assertEqual((found.finding, found.patches), ("off", (patch,)), (text, place))
+                # Control: a selection whose only choice is ATen's.
+                found = attribute(_died_of(text, {**kinds, "choices": [EXTERN]}, {patch.name: "disabled"}))
+                self.assertNotIn(patch, found.patches, (text, found))
+                break
+
+    def test_a_net_that_was_off_is_named_beside_the_patch(self) -> None:
+        """Breaker 6: the net off, the patch whose crash it was applied, read "<patch> was applied
+        ... please report it" without the net. Each placed patch x each net whose crash ends
+        alike: the net is named beside it, with how to turn it on, or, applied, as not holding."""
+        pairs = [(p, n) for p in PATCHES for n in NETS if p.crash.placed and set(p.crash.errors) & set(n.crash.errors)]
+        for patch, net in pairs:
+            text = next(t for t in (GRID_2, STREAM) if patch.crash.matches(t) and net.crash.matches(t))
+            for state in ("applied", "disabled"):
+                line = {**_died_of(text, _place(patch), {patch.name: state, net.name: "disabled"}), "disable": net.name}
+                found = attribute(line)
+                self.assertEqual((found.finding, found.patches, found.nets),
+                                 ("off" if state == "disabled" else "applied", (patch,), (net,)), state)
+                advice = _advice(line)
+                self.assertIn(f"{net.name} (disabled), a net for every crash of this kind, would have stopped it too: "
+                              f"turn it on (INDUCTOR_FIX_DISABLE={net.name} turned it off: unset it)", advice)
+                self.assertEqual("please report" in advice, state == "applied", advice)
+            # The net applied and the crash got through: it did not hold either.
+            advice = _advice(_died_of(text, _place(patch), {patch.name: "disabled", net.name: "applied"}))
+            self.assertIn(f"{net.name} (a net for every crash of this kind) was applied there and should have stopped "
+                          "it: please report it", advice)
+            # Not needed there: not named.
+            line = _died_of(text, _place(patch), {patch.name: "disabled", net.name: "not-needed"})
+            self.assertEqual(attribute(line).nets, ())
+            self.assertNotIn(net.name, _advice(line))
 
     def test_a_patch_that_was_off_is_named_where_another_was_not_needed(self) -> None:
         """Issue 52's first case: the flex patch disabled, the matmul codegen-cache patch not-needed,
@@ -335,16 +512,15 @@ class TestCrashAttribution(TestCase):
             text = GRID_2 if p.crash.matches(GRID_2) and q.crash.matches(GRID_2) else None
             if text is None:
                 continue
+            others = {n.name: "not-needed" for n in NETS if n is not p}  # the nets: named beside (tested above)
             for state in OFF:
-                found = attribute(_died_of(text, _place(p), {p.name: state, q.name: "not-needed"}))
+                found = attribute(_died_of(text, _place(p), {**others, p.name: state, q.name: "not-needed"}))
                 self.assertEqual((found.finding, found.patches), ("off", (p,)), (p.name, q.name, state))
-                old = _died_of(text, None, {p.name: state, q.name: "not-needed"}, line_format=min(READS))
-                found = attribute(old)
+                found = attribute(_died_of(text, None, {**others, p.name: state, q.name: "not-needed"}))
                 self.assertEqual(found.finding, "off", (p.name, q.name, state))
                 self.assertIn(p, found.patches)
                 self.assertNotIn(q, found.patches)
-            summary = summarize([_died_of(text, _place(p), {p.name: "disabled", q.name: "not-needed"})])
-            advice = " ".join(summary["advice"].split())
+            advice = _advice(_died_of(text, _place(p), {**others, p.name: "disabled", q.name: "not-needed"}))
             self.assertIn(f"{p.name} was disabled in that process: turn it on", advice)
             self.assertNotIn("please report", advice)
             self.assertNotIn(f"{q.name} was", advice)
@@ -352,26 +528,68 @@ class TestCrashAttribution(TestCase):
     def test_ambiguous_where_the_line_cannot_tell(self) -> None:
         """Several patches whose crash ends so, each off and each able to strike there: all named,
         and said to be ambiguous."""
-        for text in (GRID_2, "TypeError: launcher() got multiple values for argument 'stream'"):
+        for text in (GRID_2, STREAM):
             suspects = tuple(p for p in PATCHES if p.crash.matches(text) and p.crash.placed)
             if len(suspects) < 2:
                 continue
             line = _died_of(text, None, {p.name: "disabled" for p in PATCHES})
             self.assertEqual((attribute(line).finding, attribute(line).patches), ("off", suspects))
-            self.assertIn("the line cannot tell which of them", " ".join(summarize([line])["advice"].split()))
+            self.assertIn("the line cannot tell which of them", _advice(line))
+
+    def test_the_remedy_fits_the_state(self) -> None:
+        """Breaker 4: a patch removed in code, another named by INDUCTOR_FIX_DISABLE, read "<the
+        removed one> ... turn it on (INDUCTOR_FIX_DISABLE=<the other> turned it off: unset it)".
+        Each patch x each way it was off x each value of the variable: the remedy is the state's."""
+        for patch in (p for p in PATCHES if p.crash.placed and p.crash.identifies(_text_of(p))):
+            other = next(p.name for p in PATCHES if p is not patch)
+            text = _text_of(patch)
+            nets = {n.name: "not-needed" for n in NETS}
+            cases = [  # (state, INDUCTOR_FIX_DISABLE, what the remedy says)
+                ("removed", None, "inductor_fix.apply() puts it back"),
+                ("removed", other, "inductor_fix.apply() puts it back"),
+                ("disabled", patch.name, f"INDUCTOR_FIX_DISABLE={patch.name} turned it off: unset it"),
+                ("disabled", "1", "INDUCTOR_FIX_DISABLE=1 turned it off: unset it"),
+                ("disabled", f"{patch.name},{other}",
+                 f"INDUCTOR_FIX_DISABLE={patch.name},{other} turned it off: take {patch.name} out of it"),
+                ("disabled", None, f"INDUCTOR_FIX_DISABLE turned it off: unset it, or take {patch.name} out of it"),
+                ("unsupported", other, "README's troubleshooting gives a workaround"),
+            ]
+            for state, disable, says in cases:
+                line = {**_died_of(text, _place(patch), {**nets, patch.name: state}), "disable": disable}
+                advice = _advice(line)
+                self.assertIn(says, advice, (patch.name, state, disable))
+                if state != "disabled":
+                    self.assertNotIn("INDUCTOR_FIX_DISABLE=", advice.split("A compile")[0], (state, disable))
+
+    def test_a_patch_missing_from_the_line(self) -> None:
+        """Breaker 7: a line of an inductor_fix without a patch (older), dying of that patch's
+        crash where it strikes, read "<patch> (None): that torch does not have its crash"."""
+        for patch in (p for p in PATCHES if p.crash.placed and p.crash.identifies(_text_of(p))):
+            line = _died_of(_text_of(patch), _place(patch), {n.name: "not-needed" for n in NETS})
+            line = {**line, "inductor_fix": "0.0.1", "patches": [p for p in line["patches"] if p["name"] != patch.name]}
+            found = attribute(line)
+            self.assertEqual((found.finding, found.patches), ("off", (patch,)))
+            died = summarize([line])["died_in_compile"][0]
+            self.assertEqual(died["patches"], [{"name": patch.name, "state": None, "reason": None}])
+            advice = _advice(line)
+            self.assertIn(f"inductor_fix 0.0.1, which wrote that line, has no {patch.name}: install one that has it",
+                          advice)
+            self.assertNotIn("None", advice)
+            self.assertNotIn("does not have its crash", advice)
 
     def test_an_error_no_patch_explains(self) -> None:
         # A crash of the kind, where every patch that fixes it is not needed: please report it.
-        matching = tuple(p for p in PATCHES if p.crash.matches(GRID_2))
+        matching = tuple(p for p in PATCHES if p.crash.identifies(GRID_2))
         line = _died_of(GRID_2, None, {p.name: "not-needed" for p in matching})
         self.assertEqual(attribute(line).finding, "unexplained" if matching else "not-ours")
         if matching:
             self.assertEqual(attribute(line).patches, matching)  # named as why: that torch lacks their crash
-            self.assertIn("no patch explains there", " ".join(summarize([line])["advice"].split()))
+            self.assertIn("no patch explains there", _advice(line))
             self.assertIn("please report it", summarize([line])["advice"])
         # Not a crash of the kind: not inductor_fix's, nobody blamed.
         line = _died_of("RuntimeError: 0 active drivers ([]). There should only be one.", _place(), {})
-        self.assertEqual(attribute(line), ("not-ours", (), None, None))
+        self.assertEqual(attribute(line)[:4], ("not-ours", (), None, None))
+        self.assertNotIn("please report", _advice(line))
         # An error the code of a patch raised, which it does not declare: the package's fault.
         for patch in PATCHES:
             line = _died_of("ZeroDivisionError: division by zero", _place(), {})
@@ -386,12 +604,48 @@ class TestCrashAttribution(TestCase):
         patch = next((p for p in PATCHES if p.crash.errors), None)
         if patch is None:
             self.skipTest("no patch of the table declares a crash")
-        text = next(t for t in (GRID_2, "TypeError: launcher() got multiple values for argument 'stream'",
-                                *patch.crash.errors) if patch.crash.matches(t))
-        died = summarize([_died_of(text, _place(patch), {patch.name: "disabled"})])["died_in_compile"][0]
+        died = summarize([_died_of(_text_of(patch), _place(patch), {patch.name: "disabled"})])["died_in_compile"][0]
         self.assertNotIn("kind", died)
         self.assertEqual(died["patches"], [{"name": patch.name, "state": "disabled", "reason": ""}])
         self.assertEqual(died["finding"], "off")
+
+
+#: Stock crashes as seen: the two launches of the wrong arity, CUTLASS's error (an H200, torch 2.11.0).
+SEEN = (GRID_2, STREAM, "RuntimeError: Error in function: cutlass_5f3b1c2a")
+
+
+def _text_of(patch) -> str:
+    """A stock crash seen that says by itself it is ``patch``'s ("" if none is)."""
+    return next((t for t in SEEN if patch.crash.identifies(t)), "")
+
+
+class TestEveryDeath(TestCase):
+    """Breaker 3: the text advice said only the first process that died (rank 0's out-of-memory
+    error, not rank 1's crash with the patch that fixes it disabled; ``--json`` had both)."""
+
+    def test_each_explanation_is_said_once_with_every_process_it_holds_for(self) -> None:
+        patch = next((p for p in PATCHES if p.crash.placed and _text_of(p)), None)
+        if patch is None:
+            self.skipTest("no placed patch of the table has a crash form to show")
+        oom = {**_died_of("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB", _place(patch), {}),
+               "rank": "0", "pid": 11}
+        crashes = [{**_died_of(_text_of(patch), _place(patch), {patch.name: "disabled"}), "rank": str(rank),
+                    "pid": 11 + rank, "disable": patch.name} for rank in range(1, 6)]
+        summary = summarize([oom, *crashes])
+        advice = " ".join(summary["advice"].split())
+        self.assertIn("6 process(es) died of an exception raised in a compile: (1) rank 0, pid 11: RuntimeError: CUDA "
+                      "out of memory", advice)
+        self.assertIn("that error is not inductor_fix's", advice)
+        self.assertIn(f"(2) rank 1, pid 12: {_text_of(patch)}", advice)
+        self.assertIn("and 4 more process(es) alike (rank 2, pid 13, rank 3, pid 14, rank 4, pid 15, ...)", advice)
+        self.assertIn(f"{patch.name} was disabled in that process: turn it on (INDUCTOR_FIX_DISABLE={patch.name} "
+                      "turned it off: unset it)", advice)
+        self.assertEqual([(d["process"], d["alike"]) for d in summary["died_in_compile"]],
+                         [("rank 0, pid 11", 1), ("rank 1, pid 12", 5)])
+        # One process: said as before, without numbers.
+        single = " ".join(summarize([oom])["advice"].split())
+        self.assertIn("1 process(es) died of an exception raised in a compile: rank 0, pid 11: RuntimeError", single)
+        self.assertNotIn("(1)", single)
 
 
 class TestReportCommand(TestCase):
@@ -533,6 +787,80 @@ class TestReportCommand(TestCase):
         self.assertEqual((result.returncode, result.stdout.splitlines()[0]), (2, "needed: unknown"))
         self.assertIn("not a regular file", result.stderr)
 
+    def test_crafted_lines_are_read_not_crashed_on(self) -> None:
+        """Breaker 9: lines that parse as JSON made ``report`` exit 1 with a traceback: a detail
+        whose kind is a list (unhashable), an error holding a lone surrogate (which UTF-8 cannot
+        print), a line nested 100000 deep (beyond the parser's recursion). Each is read, or
+        counted as garbled, and the exit status is the documented one."""
+        kind = next(iter(FIXER.activity.kinds))
+        listed = _line(**{FIXER.name: {"counts": {kind: 1}, "details": [{"kind": ["x"], "count": 1}]}})
+        died = _died_of(f"{STREAM} \ud800", {"selection": NEUTRAL_SELECTION}, {})
+        nested = '{"format": 2, "x": ' + "[" * 100000 + "]" * 100000 + "}"
+        for text, status, first, said in ((json.dumps(listed), 0, "needed: yes", "['x']"),
+                                          (json.dumps(died), 1, "needed: unknown", "\\ud800"),
+                                          (nested, 1, "needed: unknown", "skipped 1 torn or garbled line(s)")):
+            for args in ((), ("--json",)):
+                result = _cli("report", str(self._write(text)), *args, timeout=120)
+                self.assertNotIn("Traceback", result.stderr, (text[:80], args))
+                self.assertEqual(result.returncode, status, (text[:80], result.stderr[-2000:]))
+                if not args:
+                    self.assertEqual(result.stdout.splitlines()[0], first)
+                    self.assertIn(said, result.stdout)
+
+
+#: Any JSON value, lone surrogates in strings included (and, often, a small container or such a string).
+JSON = st.one_of(
+    st.sampled_from([[], ["x"], {}, {"kind": 1}, "\ud800", f"{STREAM} \udce9", None, True, -1, 1.5]),
+    st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+                 lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+                 max_leaves=8))
+
+
+def _paths(value, path=()):
+    """Every path into ``value`` (keys and indexes), the empty one first."""
+    yield path
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        yield from _paths(item, (*path, key))
+
+
+def _replaced(value, path, new):
+    if not path:
+        return new
+    copy = dict(value) if isinstance(value, dict) else list(value)
+    copy[path[0]] = _replaced(value[path[0]], path[1:], new)
+    return copy
+
+
+class TestAnyLine(TestCase):
+    """Breaker 9, whatever a line holds: ``report`` never raises on a line it can parse as JSON."""
+
+    @settings(max_examples=300, deadline=None)
+    @given(data=st.data())
+    def test_any_value_anywhere_in_a_line(self, data) -> None:
+        import io
+        from contextlib import redirect_stdout
+
+        from inductor_fix import cli
+
+        kind = next(iter(FIXER.activity.kinds))
+        base = _died_of(STREAM, _place(FIXER), {FIXER.name: "disabled"})
+        base["patches"][0] = {**base["patches"][0], "counts": {kind: 1}, "details": [{"kind": kind, "count": 1}]}
+        line = base
+        for _ in range(data.draw(st.integers(1, 3))):
+            path = data.draw(st.sampled_from(list(_paths(line))))
+            line = _replaced(line, path, data.draw(JSON))
+        directory = Path(tempfile.mkdtemp(prefix="inductor_fix_any_"))
+        self.addCleanup(shutil.rmtree, directory, ignore_errors=True)
+        path = directory / "job.jsonl"
+        path.write_text(json.dumps(line) + "\n" + json.dumps(base) + "\n")
+        for args in ((), ("--json",)):
+            out = io.StringIO()
+            with redirect_stdout(out):
+                status = cli.main(["report", str(path), *args])
+            self.assertIn(status, (0, 1, 2))
+            out.getvalue().encode("utf-8")  # printable as UTF-8
+
 
 class TestReportLine(TestCase):
     """The writing side, in a process of its own (no compile: a patch's activity is recorded by hand)."""
@@ -655,14 +983,100 @@ class TestExitError(TestCase):
                 AlgorithmSelectorCache()("selection_3", [ChoiceCaller("aten_3"), TritonTemplateCaller("triton_t_7")])
             """
         error = self._exit_error(self._raised(code, "job"))
-        self.assertEqual((error["selection"], error["choices"]), ("selection_3", ["ChoiceCaller",
-                                                                                 "TritonTemplateCaller"]))
+        # The choices' kinds: a Triton template choice's template (its name without the index).
+        self.assertEqual((error["selection"], error["choices"]), ("selection_3", ["ChoiceCaller", "triton_t"]))
         self.assertEqual(error["choice"], {"type": "ChoiceCaller", "name": "aten_3"})  # the first one benchmarked
         self.assertFalse(error["interrupted"])
         # Raised outside a selection: no place.
         outside = self._exit_error(self._raised("def fail():\n    raise TypeError('x')\n", "job"))
         self.assertFalse({"selection", "choice", "choices"} & set(outside))
 
+
+    #: A selection whose call, as 2.14's ``AlgorithmSelectorCache.__call__`` with
+    #: ``benchmark_with_cudagraphs``, loops over its choices first, then fails: in the call itself,
+    #: or (``{in_choice}``) in the first choice's ``output_node``.
+    LOOPED = """
+        class ChoiceCaller:
+            def __init__(self, name):
+                self.name = name
+
+            def output_node(self):
+                raise RuntimeError("a choice's own error")
+
+        class TritonTemplateCaller(ChoiceCaller):
+            pass
+
+        class AlgorithmSelectorCache:
+            def __call__(self, name, choices):
+                for choice in choices:
+                    choice._benchmark_with_cudagraphs = True
+                if {in_choice}:
+                    choices[0].output_node()
+                raise RuntimeError("No choices to select")
+
+        def fail():
+            AlgorithmSelectorCache()("selection_3", [ChoiceCaller("aten_3"), TritonTemplateCaller("triton_t_7")])
+        """
+
+    def test_the_selections_loop_variable_is_not_the_choice_raised_in(self) -> None:
+        """Breaker 8: the selection's own ``choice``, left bound by its loop, read as the choice the
+        error was raised in; the choice whose method raised is that one."""
+        error = self._exit_error(self._raised(self.LOOPED.format(in_choice=False), "job"))
+        self.assertEqual(error["selection"], "selection_3")
+        self.assertNotIn("choice", error)
+        error = self._exit_error(self._raised(self.LOOPED.format(in_choice=True), "job"))
+        self.assertEqual(error["choice"], {"type": "ChoiceCaller", "name": "aten_3"})
+
+
+class TestDiedOutsideACompile(TestCase):
+    """Breaker 5: an error the program raised where a compiled function ran (after a graph break)
+    read "died in a compile": any traceback through Dynamo's ``eval_frame.py`` counted. Each line
+    here is a real process's."""
+
+    #: Raised by the program's own code, in a compiled function after a graph break.
+    RUN_TIME = """
+import torch, torch._inductor.select_algorithm
+
+@torch.compile(backend="eager")
+def f(x):
+    y = x * 2
+    torch._dynamo.graph_break()
+    open("/nonexistent/inductor_fix/weights.pt")
+    return y
+
+f(torch.randn(4))
+"""
+    #: Raised by Dynamo while tracing (which strips its frames from the traceback).
+    TRACING = """
+import torch, torch._inductor.select_algorithm
+
+def f(x):
+    torch._dynamo.graph_break()
+    return x + 1
+
+torch.compile(f, fullgraph=True, backend="eager")(torch.ones(2))
+"""
+
+    def _died(self, script: str) -> tuple[dict, str]:
+        directory = Path(tempfile.mkdtemp(prefix="inductor_fix_outside_"))
+        self.addCleanup(shutil.rmtree, directory, ignore_errors=True)
+        (directory / "job.py").write_text(textwrap.dedent(script))
+        here = {"PYTHONPATH": str(ROOT)}  # this checkout's package, whichever one is installed
+        launched = _cli("run", "--report", "job.jsonl", "--", sys.executable, "job.py", cwd=directory, **here)
+        self.assertEqual(launched.returncode, 1, launched.stderr[-3000:])
+        (line,) = map(json.loads, (directory / "job.jsonl").read_text().splitlines())
+        return line, " ".join(format_summary(summarize([line])).split())
+
+    def test_an_error_where_compiled_code_ran_is_not_a_compiles(self) -> None:
+        line, text = self._died(self.RUN_TIME)
+        self.assertIn("FileNotFoundError", line["exit_error"]["error"])
+        self.assertIs(line["exit_error"]["in_compile"], False, line["exit_error"])
+        self.assertNotIn("died in a compile", text)
+        self.assertIn("1 process(es) died of an exception raised outside any compile", text)
+        # Control: Dynamo's own error while tracing is a compile's.
+        line, text = self._died(self.TRACING)
+        self.assertIs(line["exit_error"]["in_compile"], True, line["exit_error"])
+        self.assertIn("1 died in a compile", text)
 
 class TestInterrupted(TestCase):
     """A job Ctrl-C ends in a compile (issue 52: it read "1 died in a compile ... KeyboardInterrupt
@@ -739,7 +1153,8 @@ class TestWhereACrashWasRaised(TestCase):
         error = line["exit_error"]
         self.assertIsInstance(error["selection"], str, error)
         self.assertIsInstance(error["choice"]["name"], str, error)
-        self.assertIn(error["choice"]["type"], error["choices"])
+        # The choices as kinds (a Triton template choice: its template), the one raised in among them.
+        self.assertIn(choice_kind(error["choice"]["type"], error["choice"]["name"]), error["choices"])
         self.assertIsNone(error["raised_by"])  # stock raised it (the harness's launch, in the launcher's place)
         # The harness raises its own form of the wrong-arity launch; a GPU the launcher's.
         patch = by_op(op)

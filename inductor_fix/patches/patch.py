@@ -68,21 +68,28 @@ class Crash(NamedTuple):
     for the kind the patch fixes: ``errors``, regular expressions searched in an error as ``Type:
     message`` (a traceback's last line, a job report's ``exit_error``); ``signals``, where the
     crash is in native code (a kernel called through ctypes with a pointer too many), the names of
-    the signals that end the process (``"SIGSEGV"``), as :func:`killed_by` says them.
+    the signals that end the process (``"SIGSEGV"``), as :func:`killed_by` says them; ``generic``,
+    forms other failures end in too (a CUDA illegal memory access, Inductor's
+    ``NoValidChoicesError``), which ``check`` counts as the crash where its case ran, and
+    ``report`` only where the job line says the error was raised where the crash strikes.
 
     Where it strikes, so that a job report tells apart patches whose crashes end alike (a launch
-    of the wrong arity ends the same in every Triton template): ``selections``, the names of the
-    autotuning selections it happens in (the ``name`` a lowering passes to Inductor's
-    ``autotune_select_algorithm``: ``"flex_attention"``); ``choices``, the kinds of choice whose
-    benchmark or build it happens in (a Triton template choice: ``"triton_<template name>"``,
-    its name without the index, as Inductor's autotune cache keys it; any other choice: its
-    class name, ``"CUTLASSTemplateCaller"``). Empty: anywhere (a patch that stops every crash of
-    the kind, a net; the report prefers a patch that names where). ``raises``: regular
-    expressions of the errors the patch itself raises where it stops a crash (``Type: message``),
-    which the report names as the package's own, never as a stock crash."""
+    of the wrong arity ends the same in every Triton template); every patch's crash strikes in an
+    autotuning selection, and a job line says an error raised outside one is none of them:
+    ``selections``, the names of the autotuning selections it happens in (the ``name`` a lowering
+    passes to Inductor's ``autotune_select_algorithm``: ``"flex_attention"``); ``choices``, the
+    kinds of choice whose benchmark or build it happens in (a Triton template choice:
+    ``"triton_<template name>"``, its name without the index, as Inductor's autotune cache keys
+    it; any other choice: its class name, ``"CUDATemplateCaller"``; the job line's choice kinds
+    are the same, ``_report_writer.choice_kind``). Empty: any selection (a patch that stops every
+    crash of the kind, a net; the report prefers a patch that names where, and names the net
+    beside it). ``raises``: regular expressions of the errors the patch itself raises where it
+    stops a crash (``Type: message``), which the report names as the package's own, never as a
+    stock crash."""
 
     errors: tuple[str, ...] = ()
     signals: tuple[str, ...] = ()
+    generic: tuple[str, ...] = ()
     selections: tuple[str, ...] = ()
     choices: tuple[str, ...] = ()
     raises: tuple[str, ...] = ()
@@ -114,15 +121,27 @@ class Crash(NamedTuple):
 
     @property
     def pattern(self) -> str:
-        """One regular expression of every form (one that matches nothing where there is none)."""
-        forms = [*self.errors, *(rf"{killed_by(signal)}\b" for signal in self.signals)]
-        return "|".join(f"(?:{form})" for form in forms) or r"(?!)"
+        """One regular expression of every form, ``generic`` ones included (one that matches
+        nothing where there is none)."""
+        return self._joined(*self.errors, *(rf"{killed_by(signal)}\b" for signal in self.signals), *self.generic)
 
     def matches(self, text: str | None) -> bool:
         """Whether ``text`` (an error, or how a process ended) is one of the forms."""
         import re
 
         return text is not None and re.search(self.pattern, text) is not None
+
+    def identifies(self, text: str | None) -> bool:
+        """Whether ``text`` is one of the forms that say by themselves that it is this crash (not a
+        ``generic`` one)."""
+        import re
+
+        pattern = self._joined(*self.errors, *(rf"{killed_by(signal)}\b" for signal in self.signals))
+        return text is not None and re.search(pattern, text) is not None
+
+    @staticmethod
+    def _joined(*forms: str) -> str:
+        return "|".join(f"(?:{form})" for form in forms) or r"(?!)"
 
 
 #: ``factory(original, context)`` returns the wrapper installed in place of ``original``

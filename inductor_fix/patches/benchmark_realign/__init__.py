@@ -90,9 +90,11 @@ PATCH = Patch(
            "0007-inductor-autotune-the-flex-backward-with-its-kernels-inputs.patch"),
     activity=ACTIVITY,
     # The benchmark's launch one tensor short; up to 2.13 the backward's unrealized input, a
-    # Pointwise or a view (T5's), which selection cannot key; 2.14's frozen-less layout. In the
-    # FlexAttention lowerings' selections (kernel/flex/, 2.7-2.15), whatever the choice.
-    crash=Crash(errors=(*LAUNCHER_ERRORS, r"NotImplementedError: (Pointwise|\w*View)\b",
-                        r"AssertionError: convert FlexibleLayout to FixedLayout first"),
+    # Pointwise or a view (T5's), which selection cannot key; 2.14's frozen-less layout (errors any
+    # lowering may end in: generic forms). In the FlexAttention lowerings' selections (kernel/flex/,
+    # 2.7-2.15), whatever the choice.
+    crash=Crash(errors=LAUNCHER_ERRORS,
+                generic=(r"NotImplementedError: (Pointwise|\w*View)\b",
+                         r"AssertionError: convert FlexibleLayout to FixedLayout first"),
                 selections=("flex_attention", "flex_attention_backward", "flex_decoding")),
 )
