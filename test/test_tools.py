@@ -947,11 +947,11 @@ class TestGpuTierFastForm(TestCase):
         self.assertEqual(done.returncode, 2)
         self.assertIn("no finished run", done.stderr)
         with tempfile.TemporaryDirectory() as directory:  # a run of selected tests is not recorded
-            Path(directory, "run.json").write_text(json.dumps({"form": "tier", "pytest_args": ["-k", "flex"]}))
+            Path(directory, "run.json").write_text(json.dumps({"form": "tier", "pytest_args": ["-k", "some_tests"]}))
             done = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_tier"), "--out", directory, "--record"],
                                   capture_output=True, text=True, cwd=ROOT)
         self.assertEqual(done.returncode, 2, done.stderr)
-        self.assertIn("a run of selected tests only (-- -k flex)", done.stderr)
+        self.assertIn("a run of selected tests only (-- -k some_tests)", done.stderr)
 
     def test_a_selection_that_cannot_fit_is_refused_naming_what_to_cut(self) -> None:
         tier = _gpu_tier()

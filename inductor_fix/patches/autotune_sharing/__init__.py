@@ -50,8 +50,8 @@ PATCH = Patch(
     name="autotune-sharing",
     effect="a later aliasing pattern's template choices share their family's autotuning (neither precompiled nor "
            "benchmarked again); each code keeps its own precompilation",
-    upstream="pytorch/pytorch#188069's fix, PR #188268, pays a later aliasing pattern's autotuning again; "
-             "proposed in patches/0005",
+    upstream="not upstream: since pytorch/pytorch#188069's fix, PR #188268, a later aliasing pattern of a "
+             "template autotunes again (the project's issue text for it: patches/README.md, source tree)",
     # Stock releases that pay it: those whose make_key keys aliasing. With cache-key applied
     # (2.9-2.14) the package pays it itself, and this patch saves it there too.
     affected=">=2.15.0",

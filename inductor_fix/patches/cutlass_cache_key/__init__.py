@@ -45,7 +45,7 @@ PATCH = Patch(
     name="cutlass-cache-key",
     effect="CUTLASS template code-cache keys include the input aliasing pattern, and its benchmark requests "
            "hold one tensor per input buffer (the CUTLASS kind of pytorch/pytorch#188069)",
-    upstream="pytorch/pytorch#188069 (its CUTLASS code cache, from PR #156781); not fixed upstream",
+    upstream="pytorch/pytorch#188069 (its CUTLASS code cache, from PR #156781); open upstream: PR #189186",
     affected=">=2.9.0",
     delete_when="the oldest supported torch keys the CUTLASS code cache by input aliasing and builds its benchmark "
                 "request from the kernel's inputs (none does yet)",
