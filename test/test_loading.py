@@ -78,13 +78,14 @@ def planted_copy(directory: Path, kinds: tuple[str, ...] = PART_FILES, patches: 
     return directory
 
 
-def in_copy(copy: Path, *args: str, timeout: float = 600, autoload: bool = False) -> subprocess.CompletedProcess:
+def in_copy(copy: Path, *args: str, timeout: float = 600, autoload: bool = False,
+            cwd: Path | None = None) -> subprocess.CompletedProcess:
     """``python ARGS`` with the copy first on ``sys.path`` (and only the copy of the package: the
     installed one's autoload off; ``autoload``: on, where torch's entry point then loads the copy's
-    entry module, first on ``sys.path``)."""
+    entry module, first on ``sys.path``), in ``cwd`` (default: the copy)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("INDUCTOR_FIX_")}
     env.update(PYTHONPATH=str(copy), INDUCTOR_FIX_AUTOLOAD="1" if autoload else "0")
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=copy, env=env,
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd or copy, env=env,
                           timeout=timeout)
 
 

@@ -37,6 +37,9 @@ if __name__ == "__main__":
     sys.exit(cli())
 """
 
+#: What a torch that cannot be imported raises (a CUDA build without its libraries, a half-built checkout).
+BROKEN_TORCH = "planted: libtorch_cpu.so: cannot open shared object file"
+
 #: The files of a patch's folder the core reads: its entry, its activity kinds, its fix.
 CORE = ("__init__", "activity", "fix")
 
@@ -114,28 +117,60 @@ class TestOneProgram(unittest.TestCase):
     def tearDownClass(cls) -> None:
         shutil.rmtree(cls.directory, ignore_errors=True)
 
-    def forms(self, copy: Path, *words: str) -> dict[str, tuple[int, list[str], str]]:
+    def forms(self, copy: Path, *words: str, cwd: Path | None = None) -> dict[str, tuple[int, list[str], str, str]]:
+        """Each form's exit status, the package's modules it loaded, its stderr and its stdout."""
         script = console_script(copy)
         found = {}
         for form, head in (("inductor-fix", [str(script)]), ("python -m inductor_fix", ["-m", "inductor_fix"])):
-            result = in_copy(copy, "-X", "importtime", *head, *words)
+            result = in_copy(copy, "-X", "importtime", *head, *words, cwd=cwd)
             said = "\n".join(line for line in result.stderr.splitlines() if not line.startswith("import time:"))
-            found[form] = (result.returncode, package_modules(result.stderr), said)
+            found[form] = (result.returncode, package_modules(result.stderr), said, result.stdout)
         return found
 
-    def assert_one_program(self, copy: Path, *words: str, status: int) -> None:
-        found = self.forms(copy, *words)
+    def assert_one_program(self, copy: Path, *words: str, status: int,
+                           cwd: Path | None = None) -> dict[str, tuple[int, list[str], str, str]]:
+        found = self.forms(copy, *words, cwd=cwd)
         script, module = found["inductor-fix"], found["python -m inductor_fix"]
         with self.subTest(command=words):
             self.assertEqual(script[0], status, script[2])
             self.assertEqual(module[:2], script[:2], f"{words}: python -m {module[2]}\nscript {script[2]}")
             self.assertIn("_inductor_fix_autoload", script[1])  # the measure sees the program's entry
+        return found
 
     def test_every_command_without_a_fault(self) -> None:
         copy = planted_copy(self.directory / "clean", kinds=())
         for words, status in ((("run", "--", "true"), 0), (("status", "--no-load"), 0),
                               (("report", str(self.report)), 0), (("--version",), 0), (("status", "--jsn"), 2)):
             self.assert_one_program(copy, *words, status=status)
+
+    def test_a_torch_that_cannot_be_imported(self) -> None:
+        # A broken torch first on the path (PYTHONPATH): status said "pending ... waiting for
+        # Inductor", exit 0; both forms now say torch cannot be imported, with its error, exit 1.
+        copy = planted_copy(self.directory / "broken-torch", kinds=())
+        (copy / "torch").mkdir()
+        (copy / "torch" / "__init__.py").write_text(f'raise ImportError("{BROKEN_TORCH}")\n')
+        found = self.assert_one_program(copy, "status", status=1)
+        for form, (_, _, stderr, stdout) in found.items():
+            with self.subTest(form=form):
+                headline = " ".join(stdout.split("  autoload:")[0].split())
+                self.assertIn(f"torch cannot be imported: ImportError: {BROKEN_TORCH}", headline)
+                self.assertIn(str(copy / "torch"), headline)  # which torch
+                self.assertIn("torch cannot be imported", stderr)
+                self.assertNotIn("waiting for", headline)
+                self.assertNotIn("Traceback", stderr)
+
+    def test_a_torch_folder_in_the_working_directory(self) -> None:
+        # A PyTorch checkout as the working directory: python -m put it first on sys.path, where it
+        # stood in for the environment's torch (python -m: "pending", the console script: "applied").
+        # Both describe the environment's torch, as python -m pip does.
+        copy = planted_copy(self.directory / "torch-folder", kinds=())
+        checkout = self.directory / "pytorch-checkout"
+        (checkout / "torch").mkdir(parents=True)
+        (checkout / "torch" / "__init__.py").write_text(f'raise ImportError("{BROKEN_TORCH}")\n')
+        found = self.assert_one_program(copy, "status", status=0, cwd=checkout)
+        script, module = found["inductor-fix"], found["python -m inductor_fix"]
+        self.assertEqual(module[3].splitlines()[0], script[3].splitlines()[0])
+        self.assertNotIn("torch cannot be imported", module[3])
 
     def test_a_fault_in_each_core_file_of_a_patch(self) -> None:
         patch = PATCHES[-1]
