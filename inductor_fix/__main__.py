@@ -11,6 +11,10 @@ from _inductor_fix_autoload import cli
 # sys.path[0] is its own folder. So, as ``python -m pip`` does, take it off: the package and this
 # entry module are imported by now (from there, where that is where they are: a moved editable
 # checkout), so only what the commands import next is looked for in the environment alone.
-if not getattr(sys.flags, "safe_path", False) and sys.path and sys.path[0] in ("", os.getcwd()):
+try:
+    _here: "str | None" = os.getcwd()
+except OSError:  # deleted since: -m put nothing first
+    _here = None
+if not getattr(sys.flags, "safe_path", False) and sys.path and sys.path[0] == _here:
     del sys.path[0]
 sys.exit(cli())

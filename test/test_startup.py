@@ -172,6 +172,16 @@ class TestOneProgram(unittest.TestCase):
         self.assertEqual(module[3].splitlines()[0], script[3].splitlines()[0])
         self.assertNotIn("torch cannot be imported", module[3])
 
+    def test_a_working_directory_since_deleted(self) -> None:
+        # python -m then puts nothing first on sys.path: nothing to take off, and no error asking where it was.
+        copy = planted_copy(self.directory / "gone", kinds=())
+        gone = Path(tempfile.mkdtemp(dir=self.directory))
+        code = (f"import os, sys; os.chdir({str(gone)!r}); os.rmdir({str(gone)!r}); "
+                "os.execv(sys.executable, [sys.executable, '-m', 'inductor_fix', '--version'])")
+        result = in_copy(copy, "-c", code)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertTrue(result.stdout.startswith("inductor-fix "), result.stdout)
+
     def test_a_fault_in_each_core_file_of_a_patch(self) -> None:
         patch = PATCHES[-1]
         for kind in CORE:
