@@ -28,22 +28,13 @@ def _status(args: argparse.Namespace) -> int:
 
     found_entry_points = start_entry_points()  # a process of its own: it runs while this one works
     inductor_fix = _applied()
-    if not args.no_load:
-        try:
-            import warnings
-
-            with warnings.catch_warnings():
-                # torch's own, at import torch where numpy is not installed: nothing status reads needs
-                # numpy, and a user's first command should not greet them with a warning to puzzle over.
-                warnings.filterwarnings("ignore", "Failed to initialize NumPy", UserWarning)
-                import torch._inductor.select_algorithm  # noqa: F401  (resolves "pending")
-
-            settle_modules()
-        except ImportError:
-            pass  # no torch: status says so
-        except Exception as error:  # a broken torch install
-            print(f"inductor_fix status: importing torch failed: {type(error).__name__}: {error}", file=sys.stderr)
+    broken_torch = None if args.no_load else _load_inductor()
     status = inductor_fix.status()
+    if broken_torch:  # every patch waits for an Inductor that cannot load: say why, not "waiting"
+        import dataclasses
+
+        status = dataclasses.replace(status, reason=broken_torch, detail=broken_torch)
+        print(f"inductor_fix status: {broken_torch}", file=sys.stderr)
     found = found_entry_points()
     broken = [entry for entry in found or () if entry.error]
     off = _autoload_off()
@@ -55,6 +46,7 @@ def _status(args: argparse.Namespace) -> int:
                 "fix; the state above is this command's own" if off else
                 "installed, waiting for torch: torch is not installed here (once it is, torch loads the entry point "
                 "at import torch)" if status.torch_version is None else
+                "installed, but torch cannot be imported here (above)" if broken_torch else
                 "ok (torch loads the entry point at import torch)")
     if args.json:
         import json
@@ -86,6 +78,8 @@ def _status(args: argparse.Namespace) -> int:
     if broken:
         print(f"inductor_fix status: {advice(broken[0])}", file=sys.stderr)
         return 1
+    if broken_torch:
+        return 1
     if args.require == "protected" and not status.protected:
         hint = " (drop --no-load to resolve it)" if args.no_load and status.state == "pending" else ""
         print(f"inductor_fix status: not protected ({status.state}): {status.detail}{hint}", file=sys.stderr)
@@ -96,6 +90,46 @@ def _status(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     return 0
+
+
+def _load_inductor() -> str | None:
+    """Import Inductor's ``select_algorithm`` and every module a patch targets (which settles each
+    patch's state). Where torch (or its Inductor) is installed but cannot be imported, why, in one
+    line: ``torch cannot be imported: <error> (<where that torch is>) ...``. None where it loaded, or
+    where torch is not installed at all (``status`` says that itself)."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            # torch's own, at import torch where numpy is not installed: nothing status reads needs
+            # numpy, and a user's first command should not greet them with a warning to puzzle over.
+            warnings.filterwarnings("ignore", "Failed to initialize NumPy", UserWarning)
+            import torch._inductor.select_algorithm  # noqa: F401  (resolves "pending")
+
+        settle_modules()
+    except ModuleNotFoundError as error:
+        if error.name == "torch":
+            return None  # not installed
+        return _cannot_import(error)
+    except Exception as error:  # a broken torch install (ImportError: a missing library), or a broken torch/
+        return _cannot_import(error)
+    return None
+
+
+def _cannot_import(error: Exception) -> str:
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("torch")  # which torch: one on PYTHONPATH may stand in for the installed one
+    except (ImportError, ValueError):
+        spec = None
+    where = f" ({spec.origin})" if spec is not None and spec.origin else ""
+    what, code = (("torch's Inductor", "import torch._inductor.select_algorithm") if "torch" in sys.modules else
+                  ("torch", "import torch"))
+    message = (str(error).strip().splitlines() or [""])[0]
+    # No "; " in it: the headline breaks its lines between "; "-joined items.
+    return (f"{what} cannot be imported: {type(error).__name__}: {message}{where}, so nothing can be patched "
+            f"(python -c '{code}' shows why)")
 
 
 def _autoload_off() -> str | None:
@@ -287,8 +321,9 @@ def _describe() -> str:
 def _add_status(status: argparse.ArgumentParser, program: str) -> None:
     status.description = (
         "What is patched on this torch, and why, and whether torch's autoload brings the fix to "
-        "every process of this environment. Exit 0; exit 1 if torch cannot load the package's entry point (every "
-        "import torch fails) or its editable install's stand-in cannot run it; with --require protected, also exit 1 "
+        "every process of this environment. Exit 0; exit 1 if torch cannot be imported (without --no-load), if "
+        "torch cannot load the package's entry point (every import torch fails) or its editable install's stand-in "
+        "cannot run it; with --require protected, also exit 1 "
         "unless the fix is applied or not needed and autoload is on (or this runs under inductor-fix run) (reason "
         "on stderr).")
     status.add_argument("--json", action="store_true", help="print the status as JSON")

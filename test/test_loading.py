@@ -51,9 +51,18 @@ print("LOADED " + json.dumps({"status": status, "loaded": loaded, "package": ind
 """
 
 
-def planted_copy(directory: Path, kinds: tuple[str, ...] = PART_FILES, patches: tuple = PATCHES) -> Path:
-    """A copy of the package, its start-up modules and ``tools/`` in ``directory``, with a line
-    that raises at the end of each ``kinds`` file of each of ``patches``' folders."""
+#: The line :func:`planted_copy` appends by default: an error as the file loads, naming where.
+RAISES = 'raise RuntimeError("planted in {folder}/{kind}.py")'
+#: What a file may raise as it loads, each planted line by what its reader must name: an error, and
+#: what is not an ``Exception`` (``SystemExit``: a reader that caught only errors ended with it).
+PLANTS = {"RuntimeError": RAISES, "SystemExit": 'raise SystemExit("planted in {folder}/{kind}.py")'}
+
+
+def planted_copy(directory: Path, kinds: tuple[str, ...] = PART_FILES, patches: tuple = PATCHES,
+                 line: str = RAISES) -> Path:
+    """A copy of the package, its start-up modules and ``tools/`` in ``directory``, with ``line``
+    (``{folder}`` and ``{kind}`` filled in; default: one that raises) at the end of each ``kinds``
+    file of each of ``patches``' folders."""
     ignore = shutil.ignore_patterns("__pycache__")
     shutil.copytree(ROOT / "inductor_fix", directory / "inductor_fix", ignore=ignore)
     shutil.copytree(ROOT / "tools", directory / "tools", ignore=ignore)
@@ -65,16 +74,18 @@ def planted_copy(directory: Path, kinds: tuple[str, ...] = PART_FILES, patches: 
             path = directory / "inductor_fix" / "patches" / patch.folder / f"{kind}.py"
             if path.is_file():
                 with path.open("a") as handle:
-                    handle.write(f'\nraise RuntimeError("planted in {patch.folder}/{kind}.py")\n')
+                    handle.write(f"\n{line.format(folder=patch.folder, kind=kind)}\n")
     return directory
 
 
-def in_copy(copy: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+def in_copy(copy: Path, *args: str, timeout: float = 600, autoload: bool = False,
+            cwd: Path | None = None) -> subprocess.CompletedProcess:
     """``python ARGS`` with the copy first on ``sys.path`` (and only the copy of the package: the
-    installed one's autoload off)."""
+    installed one's autoload off; ``autoload``: on, where torch's entry point then loads the copy's
+    entry module, first on ``sys.path``), in ``cwd`` (default: the copy)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("INDUCTOR_FIX_")}
-    env.update(PYTHONPATH=str(copy), INDUCTOR_FIX_AUTOLOAD="0")
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=copy, env=env,
+    env.update(PYTHONPATH=str(copy), INDUCTOR_FIX_AUTOLOAD="1" if autoload else "0")
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd or copy, env=env,
                           timeout=timeout)
 
 
@@ -146,33 +157,37 @@ class TestCheckNamesAPartItCannotRead(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.directory, ignore_errors=True)
 
     def test_every_check_part_broken_nothing_can_run(self) -> None:
-        copy = planted_copy(self.directory, kinds=("check",))
-        result = in_copy(copy, "-m", "inductor_fix", "check")
-        self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
-        text = " ".join(result.stdout.split())
-        for patch in PATCHES:
-            if (ROOT / "inductor_fix" / "patches" / patch.folder / "check.py").is_file():
-                self.assertIn(f"skipped {patch.name}: its check part cannot be read", text)
-                self.assertIn(f"RuntimeError: planted in {patch.folder}/check.py", text)
-        self.assertIn("no op can run", result.stderr)
-        self.assertNotIn("Traceback", result.stderr)
+        for raised, line in PLANTS.items():
+            with self.subTest(planted=raised):
+                copy = planted_copy(self.directory / raised, kinds=("check",), line=line)
+                result = in_copy(copy, "-m", "inductor_fix", "check")
+                self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
+                text = " ".join(result.stdout.split())
+                for patch in PATCHES:
+                    if (ROOT / "inductor_fix" / "patches" / patch.folder / "check.py").is_file():
+                        self.assertIn(f"skipped {patch.name}: its check part cannot be read", text)
+                        self.assertIn(f"{raised}: planted in {patch.folder}/check.py", text)
+                self.assertIn("no op can run", result.stderr)
+                self.assertNotIn("Traceback", result.stderr)
 
     @unittest.skipIf(WITH_OPS is None, "no patch has a check op")
     def test_one_check_part_broken_the_others_are_offered(self) -> None:
         patch, op = WITH_OPS
-        copy = planted_copy(self.directory, kinds=("check",), patches=(patch,))
-        helped = in_copy(copy, "-m", "inductor_fix", "check", "--help")
-        self.assertEqual(helped.returncode, 0, helped.stderr)
-        text = re.sub(r"-\s+", "-", " ".join(helped.stdout.split()))  # argparse wraps after a hyphen too
-        self.assertIn(f"{patch.name}'s check part cannot be read", text)
-        others = [o for p in PATCHES if p is not patch for o in check_ops(p)]
-        for other in others:
-            self.assertIn(other, helped.stdout)
-        asked = in_copy(copy, "-m", "inductor_fix", "check", "--ops", op)
-        self.assertEqual(asked.returncode, 2)
-        self.assertIn(f"unknown op '{op}'", asked.stderr)
-        self.assertIn(f"{patch.name}'s check part cannot be read", asked.stderr)
-        self.assertIn("planted", asked.stderr)
+        for raised, line in PLANTS.items():
+            with self.subTest(planted=raised):
+                copy = planted_copy(self.directory / raised, kinds=("check",), patches=(patch,), line=line)
+                helped = in_copy(copy, "-m", "inductor_fix", "check", "--help")
+                self.assertEqual(helped.returncode, 0, helped.stderr)
+                text = re.sub(r"-\s+", "-", " ".join(helped.stdout.split()))  # argparse wraps after a hyphen too
+                self.assertIn(f"{patch.name}'s check part cannot be read", text)
+                others = [o for p in PATCHES if p is not patch for o in check_ops(p)]
+                for other in others:
+                    self.assertIn(other, helped.stdout)
+                asked = in_copy(copy, "-m", "inductor_fix", "check", "--ops", op)
+                self.assertEqual(asked.returncode, 2)
+                self.assertIn(f"unknown op '{op}'", asked.stderr)
+                self.assertIn(f"{patch.name}'s check part cannot be read", asked.stderr)
+                self.assertIn(f"{raised}: planted", asked.stderr)
 
     def test_control_nothing_planted_nothing_named(self) -> None:
         copy = planted_copy(self.directory, kinds=())
@@ -187,26 +202,31 @@ class TestToolsNameAPartTheyCannotRead(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.directory, ignore_errors=True)
 
     def test_bench(self) -> None:
-        copy = planted_copy(self.directory, kinds=("bench",))
         broken = [p for p in PATCHES if (ROOT / "inductor_fix" / "patches" / p.folder / "bench.py").is_file()]
-        helped = in_copy(copy, "tools/bench", "--help")
-        self.assertEqual(helped.returncode, 0, helped.stderr)
-        self.assertIn("startup", helped.stdout)  # the other benchmarks stay
-        for patch in broken:
-            self.assertIn(f"{patch.folder}", helped.stdout)
-            asked = in_copy(copy, "tools/bench", patch.folder)
-            self.assertEqual(asked.returncode, 2)
-            self.assertIn(f"planted in {patch.folder}/bench.py", asked.stderr)
+        for raised, line in PLANTS.items():
+            with self.subTest(planted=raised):
+                copy = planted_copy(self.directory / raised, kinds=("bench",), line=line)
+                helped = in_copy(copy, "tools/bench", "--help")
+                self.assertEqual(helped.returncode, 0, helped.stderr)
+                self.assertIn("startup", helped.stdout)  # the other benchmarks stay
+                for patch in broken:
+                    self.assertIn(f"{patch.folder}", helped.stdout)
+                    asked = in_copy(copy, "tools/bench", patch.folder)
+                    self.assertEqual(asked.returncode, 2)
+                    self.assertIn(f"{raised}: planted in {patch.folder}/bench.py", asked.stderr)
 
     def test_drift_drills(self) -> None:
-        copy = planted_copy(self.directory, kinds=("drills",))
-        code = "import sys; sys.path.insert(0, 'test'); import drift, json; print(json.dumps(drift.unreadable()))"
-        result = in_copy(copy, "-c", code)
-        self.assertEqual(result.returncode, 0, result.stderr)
-        broken = json.loads(result.stdout)
         expected = [p.name for p in PATCHES if (ROOT / "inductor_fix" / "patches" / p.folder / "drills.py").is_file()]
-        self.assertEqual(sorted(broken), sorted(expected))
-        self.assertTrue(all("planted" in reason for reason in broken.values()), broken)
+        for raised, line in PLANTS.items():
+            with self.subTest(planted=raised):
+                copy = planted_copy(self.directory / raised, kinds=("drills",), line=line)
+                code = ("import sys; sys.path.insert(0, 'test'); import drift, json; "
+                        "print(json.dumps(drift.unreadable()))")
+                result = in_copy(copy, "-c", code)
+                self.assertEqual(result.returncode, 0, result.stderr)
+                broken = json.loads(result.stdout)
+                self.assertEqual(sorted(broken), sorted(expected))
+                self.assertTrue(all(f"{raised}: planted" in reason for reason in broken.values()), broken)
 
 
 if __name__ == "__main__":

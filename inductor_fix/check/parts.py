@@ -147,9 +147,10 @@ def patches() -> tuple[Patch, ...]:
 
 def part(patch: Patch, kind: str) -> Any:
     """The ``PART`` of the ``kind`` part (a key of :data:`KINDS`) of ``patch``'s folder, or None
-    if the folder has no such file. Raises :class:`PartError` if the file raises while it loads,
-    or its ``PART`` is missing or not a :data:`KINDS` record (a misspelt name would otherwise turn
-    the part off silently); ``KeyError`` for an unknown ``kind``."""
+    if the folder has no such file. Raises :class:`PartError` if the file raises while it loads
+    (anything but ``KeyboardInterrupt``: ``SystemExit`` too), or its ``PART`` is missing or not a
+    :data:`KINDS` record (a misspelt name would otherwise turn the part off silently); ``KeyError``
+    for an unknown ``kind``."""
     record_type = KINDS[kind]
     qualified = f"{patch.package or f'inductor_fix.patches.{patch.folder}'}.{kind}"
     try:
@@ -160,7 +161,9 @@ def part(patch: Patch, kind: str) -> Any:
         return None
     try:
         module = importlib.import_module(qualified)
-    except Exception as error:  # a broken part: its reader names it and goes on without it
+    except KeyboardInterrupt:  # Ctrl-C ends the process, as Python ends it
+        raise
+    except BaseException as error:  # a broken part (SystemExit too): its reader names it and goes on without it
         raise PartError(patch.name, kind, f"{qualified} failed to load: {type(error).__name__}: {error}") from error
     record = getattr(module, "PART", None)
     if not isinstance(record, record_type):

@@ -3,9 +3,11 @@
 A patch is one folder, ``inductor_fix/patches/<folder>/`` (:mod:`.patch` says what it
 holds); its diffs are in the repository's ``patches/`` and its tests in ``test/<folder>/``.
 The table imports each folder's entry (``__init__``: what the patch is), never its fix: the
-lifecycle loads that (:func:`~.patch.fix_of`). An entry that cannot be imported is the
-table's :func:`~.patch.unreadable_entry` for its folder: that patch is ``unsupported`` with
-the reason, the others work.
+lifecycle loads that (:func:`~.patch.fix_of`). An entry that cannot be imported (whatever it
+raises but ``KeyboardInterrupt``), or whose fields are not of the types :class:`~.patch.Patch`
+and :class:`~.patch.Crash` declare (:func:`~.patch.check_entry`), is the table's
+:func:`~.patch.unreadable_entry` for its folder: that patch is ``unsupported`` with the reason,
+the others work, and every entry the table holds is well-formed.
 Everything else (the lifecycle, status, the job report, ``check``, the CLI, the tools and
 the shared tests) reads names, targets and activity kinds from this table only; ``check``, the
 tools and the tests read a patch's parts (its ops among them) through :mod:`inductor_fix.check.parts`.
@@ -27,7 +29,7 @@ from __future__ import annotations
 
 import importlib
 
-from .patch import NotNeeded, Patch, Unsupported, unreadable_entry
+from .patch import NotNeeded, Patch, Unsupported, check_entry, unreadable_entry
 from .target_names import MODULE
 
 __all__ = ["MODULE", "PATCHES", "NotNeeded", "Patch", "Unsupported", "by_crash", "by_name", "targets"]
@@ -44,14 +46,16 @@ FOLDERS: tuple[str, ...] = (
 
 
 def _entry(folder: str) -> Patch:
-    """The folder's ``PATCH``; where its entry raises as it imports, or defines no ``PATCH``,
-    :func:`~.patch.unreadable_entry` (never raises: ``import inductor_fix`` must not)."""
+    """The folder's ``PATCH``; where its entry raises as it imports (anything but
+    ``KeyboardInterrupt``: ``SystemExit`` too), defines no ``PATCH``, or one that
+    :func:`~.patch.check_entry` refuses (a field not of its declared type, an error pattern that is
+    no regular expression), :func:`~.patch.unreadable_entry` (never raises: ``import inductor_fix``
+    must not)."""
     try:
-        entry = importlib.import_module(f"{__name__}.{folder}").PATCH
-        if not isinstance(entry, Patch):
-            raise TypeError(f"PATCH is a {type(entry).__name__}, not a Patch")
-        return entry
-    except Exception as error:
+        return check_entry(importlib.import_module(f"{__name__}.{folder}").PATCH)
+    except KeyboardInterrupt:  # Ctrl-C ends the process, as Python ends it (patch.fix_of says why)
+        raise
+    except BaseException as error:  # SystemExit too: a broken patch costs only itself
         return unreadable_entry(folder, error)
 
 

@@ -10,8 +10,9 @@ activity kinds; it imports only ``activity.py``), ``fix.py`` its :class:`Fix` ``
 CPU-harness seams), ``bench`` (its ``tools/bench`` measurement) and ``drills`` (its drift
 drills). The table imports each entry, never a fix or a part: the job report reads the table
 without importing any fix, and a fix that cannot be imported leaves its patch ``unsupported``
-with the reason (:class:`FixError`), the others applied. Its diff is ``patches/<Patch.diff>``
-and its tests ``test/<folder>/``.
+with the reason (:class:`FixError`), the others applied; each entry and fix is checked as it
+loads against the field types its class declares (:func:`check_entry`, :func:`check_fields`).
+Its diff is ``patches/<Patch.diff>`` and its tests ``test/<folder>/``.
 
 A :class:`Fix` names the targets (``"Class.attribute"`` in ``torch._inductor.select_algorithm``,
 or ``"module:Class.attribute"`` in another module of Inductor, each with the factory that wraps
@@ -30,9 +31,10 @@ Nothing here imports torch: ``import inductor_fix`` must stay cheap.
 
 from __future__ import annotations
 
+import collections.abc
 import importlib
-from types import ModuleType
-from typing import Any, Callable, Mapping, NamedTuple
+from types import ModuleType, UnionType
+from typing import Any, Callable, Mapping, NamedTuple, Union, get_args, get_origin, get_type_hints
 
 from .._activity import Activity, Kind
 from .._triton_launch import LAUNCHER_ERRORS
@@ -40,7 +42,7 @@ from .._installed import release_of
 from .target_names import target_module
 
 __all__ = ["LAUNCHER_ERRORS", "Activity", "Crash", "Factory", "Fix", "FixError", "Kind", "NotNeeded", "Patch",
-           "Unsupported", "fix_of", "in_releases", "killed_by", "unreadable_entry"]
+           "Unsupported", "check_entry", "check_fields", "fix_of", "in_releases", "killed_by", "unreadable_entry"]
 
 
 class NotNeeded(Exception):
@@ -251,21 +253,84 @@ class Patch(NamedTuple):
 def fix_of(patch: Patch) -> Fix:
     """``patch``'s :class:`Fix`: :attr:`Patch.fix`, else ``FIX`` of its folder's ``fix`` module,
     imported now. Raises :class:`FixError` naming the module and why if that module raises as it
-    imports or defines no :class:`Fix` ``FIX``, or if the patch's entry itself was unreadable."""
+    imports (anything but ``KeyboardInterrupt``: ``SystemExit`` too), defines no :class:`Fix`
+    ``FIX``, or one whose fields are not of the types :class:`Fix` declares (:func:`check_fields`),
+    or if the patch's entry itself was unreadable. ``KeyboardInterrupt`` is raised: a Ctrl-C ends
+    the process, as Python ends it (a module that raises one itself as it imports reads the same:
+    the two cannot be told apart)."""
     if patch.unreadable:
         raise FixError(patch.unreadable)
-    if patch.fix is not None:
-        return patch.fix
-    qualified = f"{patch.package or f'{__package__}.{patch.folder}'}.fix"
+    fix, qualified = patch.fix, f"{patch.package or f'{__package__}.{patch.folder}'}.fix"
+    if fix is None:
+        try:
+            module = importlib.import_module(qualified)
+        except KeyboardInterrupt:  # Ctrl-C (see above)
+            raise
+        except BaseException as error:  # SystemExit too: a broken patch costs only itself
+            raise FixError(f"{qualified} failed to load: {type(error).__name__}: {error}") from error
+        fix = getattr(module, "FIX", None)
+        if not isinstance(fix, Fix):
+            raise FixError(f"{qualified} must define FIX, a Fix; it defines "
+                           f"{', '.join(sorted(n for n in vars(module) if n.isupper())) or 'no upper-case name'}")
     try:
-        module = importlib.import_module(qualified)
-    except Exception as error:
-        raise FixError(f"{qualified} failed to load: {type(error).__name__}: {error}") from error
-    fix = getattr(module, "FIX", None)
-    if not isinstance(fix, Fix):
-        raise FixError(f"{qualified} must define FIX, a Fix; it defines "
-                       f"{', '.join(sorted(n for n in vars(module) if n.isupper())) or 'no upper-case name'}")
+        check_fields(fix)
+    except TypeError as error:
+        raise FixError(f"{qualified if patch.fix is None else f'{patch.name} (Patch.fix)'}: {error}") from error
     return fix
+
+
+def check_entry(entry: object) -> Patch:
+    """``entry``, checked as the table loads it: a :class:`Patch` whose fields, and its
+    :class:`Crash`'s, are of the types the classes declare (:func:`check_fields`), and whose
+    crash's ``errors`` and ``raises`` are regular expressions. Raises TypeError (ValueError for a
+    pattern) naming the first field that is not, so that ``report`` and ``status`` may rely on
+    every entry of the table."""
+    import re
+
+    if not isinstance(entry, Patch):
+        raise TypeError(f"PATCH is a {type(entry).__name__}, not a Patch")
+    check_fields(entry)
+    check_fields(entry.crash)
+    for field in ("errors", "raises"):
+        for index, form in enumerate(getattr(entry.crash, field)):
+            try:
+                re.compile(form)
+            except re.error as error:
+                raise ValueError(f"Crash.{field}[{index}] {form!r} is no regular expression: {error}") from None
+    return entry
+
+
+def check_fields(record: Any) -> None:
+    """Raise TypeError naming the first field of ``record`` (a :class:`Patch`, :class:`Crash` or
+    :class:`Fix`) whose value is not of the type its class declares: the annotations resolved by
+    ``typing.get_type_hints``, read as ``isinstance`` of the class, ``X | None``, ``tuple[X, ...]``
+    (a tuple of X: a str is not one), ``Mapping[K, V]`` and ``Callable`` (callable)."""
+    import reprlib
+
+    for name, hint in get_type_hints(type(record)).items():
+        value = getattr(record, name)
+        if not _is(value, hint):
+            # The annotation as the source spells it (``tuple[str, ...]``; NamedTuple keeps a ForwardRef).
+            declared = type(record).__annotations__[name]
+            raise TypeError(f"{type(record).__name__}.{name} must be {getattr(declared, '__forward_arg__', declared)}, "
+                            f"got {reprlib.repr(value)}")
+
+
+def _is(value: Any, hint: Any) -> bool:
+    """Whether ``value`` is of type ``hint``, in the forms the records' annotations use."""
+    origin, arguments = get_origin(hint), get_args(hint)
+    if hint is Any:
+        return True
+    if origin in (Union, UnionType):
+        return any(_is(value, argument) for argument in arguments)
+    if origin is tuple:  # tuple[X, ...]
+        return isinstance(value, tuple) and all(_is(item, arguments[0]) for item in value)
+    if origin is collections.abc.Mapping:
+        return isinstance(value, collections.abc.Mapping) and all(
+            _is(key, arguments[0]) and _is(item, arguments[1]) for key, item in value.items())
+    if origin is collections.abc.Callable:
+        return callable(value)
+    return isinstance(value, hint)
 
 
 def unreadable_entry(folder: str, error: BaseException) -> Patch:
