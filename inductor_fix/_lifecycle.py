@@ -175,7 +175,7 @@ class Lifecycle:
                     continue
                 was_disabled, record.disabled = record.disabled, record.patch.name in disabled
                 if record.disabled and record.state in (State.REMOVED, State.PENDING):
-                    record.set(State.DISABLED, f"{DISABLE_VARIABLE}={os.environ.get(DISABLE_VARIABLE)} disables it")
+                    record.set(State.DISABLED, f"by {DISABLE_VARIABLE}={os.environ.get(DISABLE_VARIABLE)}")
                 elif record.wanted and (record.state in (State.REMOVED, State.DISABLED) or was_disabled):
                     record.decided_for = {}  # only probed while disabled: decided when its module is seen
                     record.set(State.PENDING, _waiting(record.fix, torch_missing))
@@ -202,7 +202,7 @@ class Lifecycle:
                     if record.decided_for.get(module.__name__) != self._owners(fix, module):
                         record.decided_for[module.__name__] = self._owners(fix, module)
                         absent = _crash_absent(fix, module)
-                        off = f"{DISABLE_VARIABLE}={os.environ.get(DISABLE_VARIABLE)} disables it"
+                        off = f"by {DISABLE_VARIABLE}={os.environ.get(DISABLE_VARIABLE)}"
                         if absent is None:
                             record.set(State.DISABLED, off)
                         else:  # off, and nothing to be off for: still protected

@@ -440,7 +440,7 @@ class TestDisabledWithoutItsCrash(TestCase):
                 self.assertEqual(status.protected, state == State.NOT_NEEDED)
                 self.assertEqual(module.Slot().call(), "stock")
                 if state == State.NOT_NEEDED:
-                    self.assertRegex(status.patch(name).reason, r"INDUCTOR_FIX_DISABLE=.* disables it, and this "
+                    self.assertRegex(status.patch(name).reason, r"by INDUCTOR_FIX_DISABLE=.*, and this "
                                                                 r"torch does not have the crash it fixes: ")
 
 
