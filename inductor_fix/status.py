@@ -165,8 +165,11 @@ def _wrap_items(text: str, width: int, indent: str) -> list[str]:
     import textwrap
 
     lines: list[str] = []
-    for item in text.split("; "):
-        if lines and len(lines[-1]) + len("; ") + len(item) <= width:
+    items = text.split("; ")
+    for number, item in enumerate(items, 1):
+        # An item that another follows may end its line, then with the ";" it keeps.
+        reserve = 0 if number == len(items) else len(";")
+        if lines and len(lines[-1]) + len("; ") + len(item) + reserve <= width:
             lines[-1] += f"; {item}"
             continue
         if lines:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import itertools
 import re
 import shutil
 import subprocess
@@ -132,14 +133,18 @@ class TestANewUsersFindings(TestCase):
     def test_status_headline_wraps_between_items(self) -> None:
         from inductor_fix.status import PatchStatus, State, Status
 
-        for first in (State.NOT_NEEDED, State.APPLIED):  # 2.15.0's states, and 2.14's
+        # Every subset of the table (a retired patch leaves one; CI's retirement drill found a
+        # headline one column too long where an item ending a line took its ";" past the width).
+        subsets = [kept for size in range(1, len(PATCHES) + 1) for kept in itertools.combinations(PATCHES, size)]
+        for kept, first in itertools.product(subsets, (State.NOT_NEEDED, State.APPLIED)):  # 2.15.0's, 2.14's
             patches = tuple(PatchStatus(p.name, (), first if i == 0 else State.APPLIED, "")
-                            for i, p in enumerate(PATCHES))
+                            for i, p in enumerate(kept))
             lines = Status.of(patches, "2.15.0", "3.5.0", "0.1.0").format().splitlines()
             headline = lines[:next(i for i, line in enumerate(lines) if line.startswith("  inductor_fix "))]
-            with self.subTest(first=first):
+            with self.subTest(patches=[p.name for p in kept], first=first):
                 self.assertTrue(all(len(line) <= 100 for line in headline), headline)
-                for patch in patches:  # each item whole on one line
+                # each item whole on one line (where every patch is not needed, the headline says so instead)
+                for patch in patches if any(p.state == State.APPLIED for p in patches) else ():
                     self.assertTrue(any(f"{patch.name} {patch.state}" in line for line in headline), headline)
 
 
