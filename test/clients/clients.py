@@ -247,11 +247,11 @@ def _save_matmuls_policy(torch: Any, *ops: Any) -> Callable[..., Any]:
 
 
 def _flex_training(torch: Any, mode: str, model_class: Any, config: Any, saved: tuple[Any, ...] = (),
-                   part: str | None = None, dtype: Any = None) -> tuple[Any, Any, Any, Any]:
+                   part: str | None = None, dtype: Any = None) -> tuple[Any, Any, Any]:
     """transformers' ``model_class(config)`` on DEVICE (in ``dtype``) with
     ``attn_implementation="flex_attention"``, in training; where ``saved`` names products, under
     selective activation checkpointing of the model (or of its ``part``) that saves them and
-    recomputes the rest. The model, it compiled in ``mode``, SGD on its parameters, and a seeded
+    recomputes the rest. The model compiled in ``mode``, SGD on its parameters, and a seeded
     generator of inputs. RuntimeError where transformers runs another attention."""
     config._attn_implementation = "flex_attention"
     model = model_class(config).to(DEVICE, dtype)
@@ -262,7 +262,7 @@ def _flex_training(torch: Any, mode: str, model_class: Any, config: Any, saved: 
             "use_reentrant": False, "context_fn": _save_matmuls_policy(torch, *saved)})
     model.train()
     compiled = model if mode == "eager" else torch.compile(model, mode=mode)
-    return model, compiled, torch.optim.SGD(model.parameters(), lr=1e-2), torch.Generator(device="cpu").manual_seed(1)
+    return compiled, torch.optim.SGD(model.parameters(), lr=1e-2), torch.Generator(device="cpu").manual_seed(1)
 
 
 def t5(torch: Any, mode: str, steps: int) -> list[float]:
@@ -271,7 +271,7 @@ def t5(torch: Any, mode: str, steps: int) -> list[float]:
     torch.manual_seed(0)
     config = T5Config(vocab_size=512, d_model=128, d_kv=32, d_ff=256, num_layers=2, num_heads=4,
                       dropout_rate=0.0, relative_attention_num_buckets=32)
-    _, compiled, optimizer, generator = _flex_training(
+    compiled, optimizer, generator = _flex_training(
         torch, mode, T5EncoderModel, config, (torch.ops.aten.mm.default, torch.ops.aten.bmm.default),
         dtype=torch.bfloat16)
     return _train(optimizer, (
@@ -288,7 +288,7 @@ def layoutlmv3(torch: Any, mode: str, steps: int) -> list[float]:
                               intermediate_size=256, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
                               coordinate_size=16, shape_size=32, visual_embed=False)
     # no activation checkpointing: LayoutLMv3 does not support it (transformers 5.25)
-    _, compiled, optimizer, generator = _flex_training(torch, mode, LayoutLMv3Model, config)
+    compiled, optimizer, generator = _flex_training(torch, mode, LayoutLMv3Model, config)
 
     def inputs() -> dict[str, Any]:  # a page of 256 words, each a random box (x0 <= x1, y0 <= y1) of 0-1000
         corners = torch.randint(0, 1001, (1, 256, 2, 2), generator=generator).sort(dim=2).values
@@ -312,7 +312,7 @@ def pix2struct(torch: Any, mode: str, steps: int) -> list[float]:
         text_config=dict(vocab_size=512, hidden_size=128, d_kv=32, d_ff=256, num_layers=2, num_heads=4,
                          dropout_rate=0.0, use_cache=False))
     # the text decoder supports activation checkpointing (the whole model does not, transformers 5.25)
-    _, compiled, optimizer, generator = _flex_training(
+    compiled, optimizer, generator = _flex_training(
         torch, mode, Pix2StructForConditionalGeneration, config,
         (torch.ops.aten.mm.default, torch.ops.aten.bmm.default, torch.ops.aten.addmm.default), part="decoder")
     grid = torch.stack(torch.meshgrid(torch.arange(1, rows + 1), torch.arange(1, cols + 1), indexing="ij"), -1)
@@ -333,7 +333,7 @@ def pix2struct_decoder(torch: Any, mode: str, steps: int) -> list[float]:
     # Pix2Struct's text decoder alone (its config taken from a whole model's, which completes it)
     config = Pix2StructConfig(text_config=dict(vocab_size=512, hidden_size=128, d_kv=32, d_ff=256, num_layers=2,
                                                num_heads=4, dropout_rate=0.0, use_cache=False)).text_config
-    _, compiled, optimizer, generator = _flex_training(
+    compiled, optimizer, generator = _flex_training(
         torch, mode, Pix2StructTextModel, config, (torch.ops.aten.mm.default, torch.ops.aten.bmm.default))
 
     def loss() -> Any:
@@ -350,7 +350,7 @@ def umt5(torch: Any, mode: str, steps: int) -> list[float]:
     # every layer has its own relative position bias (T5 shares the first layer's)
     config = UMT5Config(vocab_size=512, d_model=128, d_kv=32, d_ff=256, num_layers=2, num_heads=4,
                         dropout_rate=0.0, use_cache=False)
-    _, compiled, optimizer, generator = _flex_training(
+    compiled, optimizer, generator = _flex_training(
         torch, mode, UMT5EncoderModel, config, (torch.ops.aten.mm.default, torch.ops.aten.bmm.default))
     return _train(optimizer, (
         compiled(input_ids=torch.randint(0, config.vocab_size, (1, 256), generator=generator).to(DEVICE))
@@ -366,7 +366,7 @@ def wav2vec2_bert(torch: Any, mode: str, steps: int) -> list[float]:
     config = Wav2Vec2BertConfig(hidden_size=128, num_hidden_layers=2, num_attention_heads=4, intermediate_size=256,
                                 layerdrop=0.0, apply_spec_augment=False, conformer_conv_dropout=0.0,
                                 position_embeddings_type="relative_key")
-    _, compiled, optimizer, generator = _flex_training(
+    compiled, optimizer, generator = _flex_training(
         torch, mode, Wav2Vec2BertModel, config,
         (torch.ops.aten.mm.default, torch.ops.aten.bmm.default, torch.ops.aten.addmm.default))
     features = config.feature_projection_input_dim
