@@ -53,6 +53,7 @@ MALFORMED = (
     ("__init__", "PATCH = PATCH._replace(crash=None)", "Patch.crash"),
     ("__init__", "PATCH = PATCH._replace(crash=PATCH.crash._replace(errors='TypeError: launcher'))", "Crash.errors"),
     ("__init__", "PATCH = PATCH._replace(crash=PATCH.crash._replace(errors=('(',)))", "Crash.errors[0]"),
+    ("__init__", "PATCH = PATCH._replace(crash=PATCH.crash._replace(generic=('(',)))", "Crash.generic[0]"),
     ("__init__", "class Planted(BaseException): pass\nraise Planted('planted')", "Planted: planted"),
     ("fix", "raise SystemExit(3)", "SystemExit: 3"),
     ("fix", "FIX = FIX._replace(targets=None)", "Fix.targets"),

@@ -125,7 +125,7 @@ class Crash(NamedTuple):
     def pattern(self) -> str:
         """One regular expression of every form, ``generic`` ones included (one that matches
         nothing where there is none)."""
-        return self._joined(*self.errors, *(rf"{killed_by(signal)}\b" for signal in self.signals), *self.generic)
+        return self._joined(*self._identifying(), *self.generic)
 
     def matches(self, text: str | None) -> bool:
         """Whether ``text`` (an error, or how a process ended) is one of the forms."""
@@ -138,8 +138,12 @@ class Crash(NamedTuple):
         ``generic`` one)."""
         import re
 
-        pattern = self._joined(*self.errors, *(rf"{killed_by(signal)}\b" for signal in self.signals))
-        return text is not None and re.search(pattern, text) is not None
+        return text is not None and re.search(self._joined(*self._identifying()), text) is not None
+
+    def _identifying(self) -> tuple[str, ...]:
+        """The forms that say by themselves that an error is this crash: ``errors``, and the
+        signals' deaths as :func:`killed_by` says them."""
+        return (*self.errors, *(rf"{killed_by(signal)}\b" for signal in self.signals))
 
     @staticmethod
     def _joined(*forms: str) -> str:
@@ -282,7 +286,7 @@ def fix_of(patch: Patch) -> Fix:
 def check_entry(entry: object) -> Patch:
     """``entry``, checked as the table loads it: a :class:`Patch` whose fields, and its
     :class:`Crash`'s, are of the types the classes declare (:func:`check_fields`), and whose
-    crash's ``errors`` and ``raises`` are regular expressions. Raises TypeError (ValueError for a
+    crash's ``errors``, ``generic`` and ``raises`` are regular expressions. Raises TypeError (ValueError for a
     pattern) naming the first field that is not, so that ``report`` and ``status`` may rely on
     every entry of the table."""
     import re
@@ -291,7 +295,7 @@ def check_entry(entry: object) -> Patch:
         raise TypeError(f"PATCH is a {type(entry).__name__}, not a Patch")
     check_fields(entry)
     check_fields(entry.crash)
-    for field in ("errors", "raises"):
+    for field in ("errors", "generic", "raises"):
         for index, form in enumerate(getattr(entry.crash, field)):
             try:
                 re.compile(form)
